@@ -1,0 +1,54 @@
+//! Defanging: content must not forge the pipeline's own markup.
+//!
+//! The untrusted-source boundary and the truncation markers are only worth
+//! something if the content cannot imitate them. Any occurrence inside the
+//! content of a boundary tag (`[tool_result`, `[/tool_result`, and the
+//! `<untrusted_tool_result` form other agents use) or of the marker prefix
+//! `[truncated:` has its opening bracket replaced by `(`. One Aho-Corasick
+//! pass; each replacement is counted in the record.
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use std::sync::OnceLock;
+
+use crate::edits::Edit;
+
+const LOOKALIKES: &[&str] = &[
+    "[tool_result",
+    "[/tool_result",
+    "[truncated:",
+    "<untrusted_tool_result",
+    "</untrusted_tool_result",
+];
+
+fn automaton() -> &'static AhoCorasick {
+    static AC: OnceLock<AhoCorasick> = OnceLock::new();
+    AC.get_or_init(|| {
+        AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(LOOKALIKES)
+            .expect("static patterns")
+    })
+}
+
+/// Edits that make every look-alike harmless (the first byte becomes `(`).
+pub fn edits(text: &str) -> Vec<Edit> {
+    automaton()
+        .find_iter(text)
+        .map(|m| Edit { start: m.start(), end: m.start() + 1, with: "(".into() })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookalikes_are_defanged() {
+        let t = "ok [/tool_result] and [TRUNCATED: fake]";
+        let e = edits(t);
+        assert_eq!(e.len(), 2);
+        let (out, _) = crate::edits::apply(t, &e);
+        assert_eq!(out, "ok (/tool_result] and (TRUNCATED: fake]");
+    }
+}

@@ -1,0 +1,115 @@
+//! MCP input: a `CallToolResult` as JSON.
+//!
+//! Triage per content block:
+//! * `text` blocks are joined (one per line) into the text that the byte,
+//!   char and token budgets then apply to;
+//! * embedded `resource` text joins the text under a `[resource <uri>]`
+//!   line; a `blob` is omitted with a marker (binary);
+//! * `image` and `audio` pass through when their base64 data fits the byte
+//!   cap, else they are omitted with a marker;
+//! * `resource_link` passes through with its strings redacted;
+//! * `structuredContent` passes through with every string redacted (the
+//!   pipeline then checks its share of the token budget).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::api::{Budget, SanitizeError};
+use crate::marker::PREFIX;
+use crate::pack::CompiledPack;
+use crate::pipeline::redact_json;
+use crate::wrap::Extra;
+
+/// A parsed and triaged MCP result.
+pub struct Parsed {
+    /// Joined text.
+    pub text: String,
+    /// Blocks passed through.
+    pub extras: Vec<Extra>,
+    /// Redacted structured content.
+    pub structured: Option<Value>,
+    /// `isError` of the input.
+    pub is_error: bool,
+    /// Markers for omitted blocks.
+    pub notes: Vec<String>,
+}
+
+fn bad(m: &str) -> SanitizeError {
+    SanitizeError::InvalidInput(m.into())
+}
+
+/// Parses and triages `input`.
+pub fn parse(
+    input: &[u8],
+    budget: &Budget,
+    pack: &CompiledPack,
+    counts: &mut BTreeMap<String, u32>,
+) -> Result<Parsed, SanitizeError> {
+    let v: Value = serde_json::from_slice(input).map_err(|e| {
+        // serde_json errors quote no input, only positions.
+        SanitizeError::InvalidInput(format!("MCP input is not valid JSON: {e}"))
+    })?;
+    let obj = v.as_object().ok_or_else(|| bad("MCP input must be a CallToolResult object"))?;
+    let content = obj.get("content").and_then(Value::as_array).ok_or_else(|| bad("CallToolResult.content must be an array"))?;
+    let is_error = obj.get("isError").and_then(Value::as_bool).unwrap_or(false);
+    let mut text = String::new();
+    let mut extras = Vec::new();
+    let mut notes = Vec::new();
+    let push_text = |text: &mut String, s: &str| {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(s);
+    };
+    for (i, block) in content.iter().enumerate() {
+        let ty = block.get("type").and_then(Value::as_str).unwrap_or("");
+        match ty {
+            "text" => {
+                let t = block.get("text").and_then(Value::as_str).ok_or_else(|| bad("text block without text"))?;
+                push_text(&mut text, t);
+            }
+            "image" | "audio" => {
+                let data = block.get("data").and_then(Value::as_str).unwrap_or("");
+                let mime = block.get("mimeType").and_then(Value::as_str).unwrap_or("application/octet-stream");
+                if data.len() as u64 > budget.max_bytes {
+                    notes.push(format!(
+                        "{PREFIX} content block {i} ({ty}, {mime}, {} bytes of base64) omitted: over the byte cap of {} bytes.]",
+                        data.len(),
+                        budget.max_bytes
+                    ));
+                } else if ty == "image" {
+                    extras.push(Extra::Image { data: data.into(), mime: mime.into() });
+                } else {
+                    extras.push(Extra::Audio { data: data.into(), mime: mime.into() });
+                }
+            }
+            "resource_link" => {
+                let mut link = block.clone();
+                redact_json(&mut link, pack, counts);
+                extras.push(Extra::ResourceLink(link));
+            }
+            "resource" => {
+                let r = block.get("resource").ok_or_else(|| bad("resource block without resource"))?;
+                let uri = r.get("uri").and_then(Value::as_str).unwrap_or("");
+                if let Some(t) = r.get("text").and_then(Value::as_str) {
+                    push_text(&mut text, &format!("[resource {uri}]"));
+                    push_text(&mut text, t);
+                } else {
+                    let n = r.get("blob").and_then(Value::as_str).map_or(0, str::len);
+                    let mime = r.get("mimeType").and_then(Value::as_str).unwrap_or("application/octet-stream");
+                    notes.push(format!("{PREFIX} content block {i} (embedded binary resource, {mime}, {n} bytes of base64) omitted.]"));
+                }
+            }
+            other => {
+                let what: String = other.chars().filter(char::is_ascii_alphanumeric).take(32).collect();
+                notes.push(format!("{PREFIX} content block {i} of unknown type `{what}` omitted.]"));
+            }
+        }
+    }
+    let structured = obj.get("structuredContent").cloned().map(|mut s| {
+        redact_json(&mut s, pack, counts);
+        s
+    });
+    Ok(Parsed { text, extras, structured, is_error, notes })
+}

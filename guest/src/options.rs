@@ -1,0 +1,123 @@
+//! Options, defaults and the budget actually applied.
+//!
+//! Precedence, per field: the caller's option, then the pack's override for
+//! this tool (an exact name beats `*`), then the defaults of the spec
+//! (256 KiB, 100 000 chars with a 60 000 head and a 20 000 tail, 8 000
+//! tokens). Limits below the floors here cannot hold a marker and are
+//! rejected rather than silently raised.
+
+use crate::api::{Budget, Encoding, InputKind, Options, OutputFormat, SanitizeError};
+use crate::pack_api::{BudgetOverride, RuleSet};
+
+/// Default byte cap.
+pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024;
+/// Default character budget.
+pub const DEFAULT_MAX_CHARS: u32 = 100_000;
+/// Default head share.
+pub const DEFAULT_HEAD_CHARS: u32 = 60_000;
+/// Default tail share.
+pub const DEFAULT_TAIL_CHARS: u32 = 20_000;
+/// Default token budget.
+pub const DEFAULT_MAX_TOKENS: u32 = 8_000;
+/// Smallest token budget that always fits a marker and the boundary.
+pub const MIN_MAX_TOKENS: u32 = 256;
+/// Smallest character budget.
+pub const MIN_MAX_CHARS: u32 = 1_024;
+/// Smallest byte cap.
+pub const MIN_MAX_BYTES: u64 = 1_024;
+/// Largest byte cap the pipeline accepts (guest memory is bounded).
+pub const MAX_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Options with every field at its default.
+pub fn default_options() -> Options {
+    Options {
+        tool: String::new(),
+        call_id: String::new(),
+        format: OutputFormat::Mcp,
+        input: InputKind::Raw,
+        max_bytes: None,
+        max_chars: None,
+        head_chars: None,
+        tail_chars: None,
+        max_tokens: None,
+        encoding: Encoding::O200kBase,
+        untrusted: false,
+        content_type: None,
+        tool_error: None,
+        total_bytes: None,
+    }
+}
+
+fn override_for<'a>(rules: &'a RuleSet, tool: &str) -> (Option<&'a BudgetOverride>, Option<&'a BudgetOverride>) {
+    let exact = rules.budgets.iter().find(|b| b.tool == tool);
+    let any = rules.budgets.iter().find(|b| b.tool == "*");
+    (exact, any)
+}
+
+/// Resolves and validates the budget for `opts`.
+pub fn resolve(opts: &Options, rules: &RuleSet) -> Result<Budget, SanitizeError> {
+    let (exact, any) = override_for(rules, &opts.tool);
+    let pick = |f: fn(&BudgetOverride) -> Option<u64>| exact.and_then(f).or_else(|| any.and_then(f));
+    let max_bytes = opts.max_bytes.or_else(|| pick(|b| b.max_bytes)).unwrap_or(DEFAULT_MAX_BYTES);
+    let max_chars = opts
+        .max_chars
+        .or_else(|| pick(|b| b.max_chars.map(u64::from)).map(|v| v as u32))
+        .unwrap_or(DEFAULT_MAX_CHARS);
+    let max_tokens = opts
+        .max_tokens
+        .or_else(|| pick(|b| b.max_tokens.map(u64::from)).map(|v| v as u32))
+        .unwrap_or(DEFAULT_MAX_TOKENS);
+    let bad = |m: String| Err(SanitizeError::InvalidOptions(m));
+    if !(MIN_MAX_BYTES..=MAX_MAX_BYTES).contains(&max_bytes) {
+        return bad(format!("max-bytes must be between {MIN_MAX_BYTES} and {MAX_MAX_BYTES}, got {max_bytes}"));
+    }
+    if max_chars < MIN_MAX_CHARS {
+        return bad(format!("max-chars must be at least {MIN_MAX_CHARS}, got {max_chars}"));
+    }
+    if max_tokens < MIN_MAX_TOKENS {
+        return bad(format!("max-tokens must be at least {MIN_MAX_TOKENS}, got {max_tokens}"));
+    }
+    // Head and tail keep the default 60:20 proportion of the char budget.
+    let head_chars = opts.head_chars.unwrap_or(if max_chars == DEFAULT_MAX_CHARS {
+        DEFAULT_HEAD_CHARS
+    } else {
+        (u64::from(max_chars) * 3 / 5) as u32
+    });
+    let tail_chars = opts.tail_chars.unwrap_or(if max_chars == DEFAULT_MAX_CHARS {
+        DEFAULT_TAIL_CHARS
+    } else {
+        max_chars / 5
+    });
+    if u64::from(head_chars) + u64::from(tail_chars) > u64::from(max_chars) {
+        return bad(format!("head-chars + tail-chars ({head_chars} + {tail_chars}) exceed max-chars ({max_chars})"));
+    }
+    if head_chars == 0 && tail_chars == 0 {
+        return bad("head-chars and tail-chars cannot both be 0".into());
+    }
+    Ok(Budget { max_bytes, max_chars, head_chars, tail_chars, max_tokens })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(b: Vec<BudgetOverride>) -> RuleSet {
+        RuleSet { rules: vec![], allow_regexes: vec![], path_roots: vec![], budgets: b }
+    }
+
+    #[test]
+    fn precedence() {
+        let r = rules(vec![
+            BudgetOverride { tool: "*".into(), max_bytes: Some(4096), max_chars: None, max_tokens: Some(1000) },
+            BudgetOverride { tool: "grep".into(), max_bytes: None, max_chars: None, max_tokens: Some(2000) },
+        ]);
+        let mut o = default_options();
+        o.tool = "grep".into();
+        let b = resolve(&o, &r).unwrap();
+        assert_eq!((b.max_bytes, b.max_tokens, b.max_chars), (4096, 2000, DEFAULT_MAX_CHARS));
+        o.max_tokens = Some(300);
+        assert_eq!(resolve(&o, &r).unwrap().max_tokens, 300);
+        o.max_tokens = Some(10);
+        assert!(matches!(resolve(&o, &r), Err(SanitizeError::InvalidOptions(_))));
+    }
+}

@@ -1,0 +1,79 @@
+//! Where rules come from.
+//!
+//! The pipeline never knows whether its rules are a pack component on the
+//! other side of a component-model import or a Rust value in a test: it
+//! sees a [`RuleSource`]. [`CompiledPack`] fetches the declarative rules
+//! once, compiles them ([`crate::redact::Ruleset`]) and keeps the source
+//! for the optional `detect` hook.
+
+use crate::api::SanitizeError;
+use crate::pack_api::{Finding, PackInfo, RuleSet};
+use crate::redact::Ruleset;
+
+/// A provider of rules: the `rule-pack` interface as a Rust trait.
+pub trait RuleSource: Send + Sync {
+    /// The pack's identity.
+    fn info(&self) -> PackInfo;
+    /// The pack's declarative rules.
+    fn rules(&self) -> RuleSet;
+    /// Whether `detect` does anything.
+    fn has_detect(&self) -> bool;
+    /// Custom detection; offsets are validated by the caller.
+    fn detect(&self, text: &str) -> Vec<Finding>;
+}
+
+/// A [`RuleSource`] made of plain data (no custom code).
+#[derive(Clone)]
+pub struct StaticRules {
+    /// Identity.
+    pub info: PackInfo,
+    /// Rules.
+    pub rules: RuleSet,
+}
+
+impl RuleSource for StaticRules {
+    fn info(&self) -> PackInfo {
+        self.info.clone()
+    }
+    fn rules(&self) -> RuleSet {
+        self.rules.clone()
+    }
+    fn has_detect(&self) -> bool {
+        false
+    }
+    fn detect(&self, _text: &str) -> Vec<Finding> {
+        Vec::new()
+    }
+}
+
+/// A rule source with its rules compiled, ready for the pipeline.
+pub struct CompiledPack {
+    /// Identity, copied into every record.
+    pub info: PackInfo,
+    /// Compiled declarative rules.
+    pub ruleset: Ruleset,
+    /// Per-tool budgets and other declarative data.
+    pub rules: RuleSet,
+    source: Box<dyn RuleSource>,
+    has_detect: bool,
+}
+
+impl CompiledPack {
+    /// Fetches and compiles the rules of `source`.
+    pub fn new(source: Box<dyn RuleSource>) -> Result<Self, SanitizeError> {
+        let info = source.info();
+        let rules = source.rules();
+        let ruleset = Ruleset::compile(&rules).map_err(SanitizeError::InvalidPack)?;
+        let has_detect = source.has_detect();
+        Ok(Self { info, ruleset, rules, source, has_detect })
+    }
+
+    /// Custom findings for `text`, or none when the pack has no code.
+    pub fn detect(&self, text: &str) -> Vec<Finding> {
+        if self.has_detect && !text.is_empty() {
+            self.source.detect(text)
+        } else {
+            Vec::new()
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Decoding bytes to text, and positions in the original.
+//!
+//! Invalid UTF-8 is replaced by U+FFFD and counted, never dropped; the
+//! [`OffsetMap`] from decoding lets every later position be reported in
+//! bytes of the original input. [`Lines`] answers "which line is byte N on"
+//! with one binary search over the newline positions (found with memchr).
+
+use crate::edits::OffsetMap;
+
+/// Text decoded from bytes, with the way back.
+pub struct Decoded {
+    /// The text.
+    pub text: String,
+    /// Text offsets → input byte offsets.
+    pub map: OffsetMap,
+    /// Invalid sequences replaced.
+    pub invalid: u32,
+}
+
+/// Decodes `bytes` as UTF-8, replacing each invalid sequence by U+FFFD.
+pub fn decode(bytes: &[u8]) -> Decoded {
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        return Decoded { text: s.to_string(), map: OffsetMap::identity(), invalid: 0 };
+    }
+    let mut text = String::with_capacity(bytes.len() + 16);
+    let mut map = OffsetMap::identity();
+    let mut invalid = 0u32;
+    let mut src = 0usize;
+    for chunk in bytes.utf8_chunks() {
+        text.push_str(chunk.valid());
+        src += chunk.valid().len();
+        let bad = chunk.invalid().len();
+        if bad > 0 {
+            let out_start = text.len();
+            text.push('\u{FFFD}');
+            map.push(out_start, text.len(), src, src + bad);
+            src += bad;
+            invalid += 1;
+        }
+    }
+    Decoded { text, map, invalid }
+}
+
+/// Newline index of a text, for 1-based line numbers.
+pub struct Lines {
+    newlines: Vec<usize>,
+    len: usize,
+}
+
+impl Lines {
+    /// Indexes `text`.
+    pub fn new(text: &str) -> Self {
+        let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).collect();
+        Self { newlines, len: text.len() }
+    }
+
+    /// Number of lines: a final line without `\n` counts; an empty text has 0.
+    pub fn count(&self) -> u64 {
+        if self.len == 0 {
+            return 0;
+        }
+        let ends_with_nl = self.newlines.last().is_some_and(|&p| p + 1 == self.len);
+        self.newlines.len() as u64 + u64::from(!ends_with_nl)
+    }
+
+    /// 1-based line holding byte `off` (a newline belongs to its line).
+    pub fn line_of(&self, off: usize) -> u64 {
+        self.newlines.partition_point(|&p| p < off) as u64 + 1
+    }
+}
+
+/// Counts characters (Unicode scalar values) quickly.
+pub fn char_count(s: &str) -> usize {
+    // Count non-continuation bytes; the compiler vectorises this loop.
+    s.as_bytes().iter().filter(|&&b| (b as i8) >= -0x40).count()
+}
+
+/// Byte offset after the first `n` characters of `s` (or `s.len()`).
+pub fn byte_of_char(s: &str, n: usize) -> usize {
+    s.char_indices().nth(n).map_or(s.len(), |(i, _)| i)
+}
+
+/// Largest char boundary ≤ `i`.
+pub fn floor_boundary(s: &str, mut i: usize) -> usize {
+    if i >= s.len() {
+        return s.len();
+    }
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Smallest char boundary ≥ `i`.
+pub fn ceil_boundary(s: &str, mut i: usize) -> usize {
+    if i >= s.len() {
+        return s.len();
+    }
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_utf8_is_replaced_counted_and_mapped() {
+        let d = decode(b"ab\xffcd\xe2\x82");
+        assert_eq!(d.text, "ab\u{FFFD}cd\u{FFFD}");
+        assert_eq!(d.invalid, 2);
+        assert_eq!(d.map.to_src(5), 3); // 'c' is byte 3 of the input
+        assert_eq!(d.map.to_src_end(d.text.len()), 7);
+    }
+
+    #[test]
+    fn lines() {
+        let l = Lines::new("a\nb\nc");
+        assert_eq!(l.count(), 3);
+        assert_eq!(l.line_of(0), 1);
+        assert_eq!(l.line_of(1), 1);
+        assert_eq!(l.line_of(2), 2);
+        assert_eq!(Lines::new("a\n").count(), 1);
+        assert_eq!(char_count("héllo€"), 6);
+    }
+}

@@ -1,0 +1,93 @@
+//! The token budget over everything the model will see.
+//!
+//! The budget covers the final text: boundary, error line, markers and
+//! content. The check is exact on the rendered output, so marker digits and
+//! the re-tokenization at the joins are accounted for:
+//!
+//! 1. Render the char-budget cut. If its byte length is within the budget,
+//!    it fits without tokenizing (a token is at least one byte).
+//! 2. Otherwise count. If it fits, done.
+//! 3. Otherwise measure the overhead (the render with no content), share the
+//!    rest between head and tail in the char budget's proportion, and find
+//!    the token boundaries from the start of the head and the end of the
+//!    tail (moved to character, then line, boundaries).
+//! 4. Render and count again; while over, shrink both shares by the excess
+//!    and retry. After a few rounds the content goes entirely, which fits
+//!    because the minimum budget is larger than any marker.
+
+use crate::char_budget::{snap_head, snap_tail, Cut};
+use crate::tokenizer::Tokenizer;
+
+/// Outcome of fitting.
+pub struct Fitted<R> {
+    /// The cut finally applied.
+    pub cut: Cut,
+    /// The rendered output.
+    pub rendered: R,
+    /// Its token count, when counted.
+    pub tokens: Option<u64>,
+    /// Whether the token budget (not only the char budget) cut.
+    pub token_cut: bool,
+    /// Whether every cut fell on a line boundary.
+    pub whole_lines: bool,
+}
+
+/// Fits `text`, already cut by the char budget as `initial`, to `budget`
+/// tokens as rendered by `render`.
+pub fn fit<R: AsRef<str>>(
+    text: &str,
+    initial: Cut,
+    initial_lines: bool,
+    budget: u32,
+    head_share: f64,
+    tok: Tokenizer,
+    mut render: impl FnMut(Cut) -> R,
+) -> Fitted<R> {
+    let budget = budget as usize;
+    let rendered = render(initial);
+    if rendered.as_ref().len() <= budget {
+        return Fitted { cut: initial, rendered, tokens: None, token_cut: false, whole_lines: initial_lines };
+    }
+    let n = tok.count(rendered.as_ref());
+    if n <= budget {
+        return Fitted { cut: initial, rendered, tokens: Some(n as u64), token_cut: false, whole_lines: initial_lines };
+    }
+    let empty = Cut { head_end: 0, tail_start: text.len() };
+    let overhead = tok.count(render(empty).as_ref());
+    // Marker digits can grow a little once content is back: keep a margin.
+    let mut avail = budget.saturating_sub(overhead + 16);
+    for _round in 0..12 {
+        let head_k = (avail as f64 * head_share).floor() as usize;
+        let tail_k = avail - head_k;
+        let (cut, lines) = cut_for_tokens(text, initial, head_k, tail_k, tok);
+        let rendered = render(cut);
+        let n = tok.count(rendered.as_ref());
+        if n <= budget {
+            return Fitted { cut, rendered, tokens: Some(n as u64), token_cut: true, whole_lines: lines };
+        }
+        let excess = n - budget;
+        let next = avail.saturating_sub(excess + 8 + avail / 50);
+        if next == 0 || next >= avail {
+            break;
+        }
+        avail = next;
+    }
+    let rendered = render(empty);
+    let n = tok.count(rendered.as_ref());
+    Fitted { cut: empty, rendered, tokens: Some(n as u64), token_cut: true, whole_lines: true }
+}
+
+/// Head of `head_k` tokens from the start, tail of `tail_k` from the end,
+/// both inside the char-budget cut `initial`.
+fn cut_for_tokens(text: &str, initial: Cut, head_k: usize, tail_k: usize, tok: Tokenizer) -> (Cut, bool) {
+    let head_region = &text[..initial.head_end];
+    let tail_from = if initial.is_cut() { initial.tail_start } else { 0 };
+    let tail_region = &text[tail_from..];
+    let head_end = tok.prefix_bytes(head_region, head_k);
+    let (head_end, h_lines) = snap_head(text, head_end);
+    let tail_len = tok.suffix_bytes(tail_region, tail_k);
+    let tail_start = text.len() - tail_len;
+    let (tail_start, t_lines) = snap_tail(text, tail_start);
+    let tail_start = tail_start.max(head_end).max(if initial.is_cut() { initial.tail_start } else { 0 });
+    (Cut { head_end, tail_start }, h_lines && t_lines)
+}

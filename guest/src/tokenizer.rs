@@ -1,0 +1,145 @@
+//! The real tokenizer (tiktoken-rs), made safe for unbounded input.
+//!
+//! Byte-pair merging in tiktoken is quadratic in the length of one
+//! pre-tokenized piece, so a 60 KB run of letters would take seconds. Text
+//! is therefore tokenized in chunks of at most [`CHUNK`] bytes, cut after a
+//! newline where possible, else before a space, else on a character
+//! boundary. Cutting after a newline does not change the tokens (no o200k
+//! or cl100k piece continues past a newline followed by a non-space); the
+//! rare forced cut inside a long line can only split a piece, which in
+//! practice costs a token rather than saves one.
+//!
+//! The tables (o200k: ~200 000 ranks) are built on first use, once per
+//! instance, and only when a byte length does not already prove that a
+//! text fits (a token is at least one byte).
+
+use tiktoken_rs::CoreBPE;
+
+use crate::api::Encoding;
+use crate::text::floor_boundary;
+
+/// Largest chunk tokenized at once.
+pub const CHUNK: usize = 4096;
+
+/// A tokenizer for one encoding.
+#[derive(Clone, Copy)]
+pub struct Tokenizer {
+    bpe: &'static CoreBPE,
+}
+
+impl Tokenizer {
+    /// The tokenizer for `enc`, built on first use.
+    pub fn get(enc: Encoding) -> Self {
+        let bpe = match enc {
+            Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
+            Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+        };
+        Self { bpe }
+    }
+
+    /// Tokens in `s`.
+    pub fn count(&self, s: &str) -> usize {
+        chunks(s).map(|c| self.bpe.encode_ordinary(c).len()).sum()
+    }
+
+    /// Bytes of `s` covered by its first `k` tokens (a token boundary,
+    /// moved down to a character boundary).
+    pub fn prefix_bytes(&self, s: &str, k: usize) -> usize {
+        let mut left = k;
+        let mut off = 0;
+        for c in chunks(s) {
+            if left == 0 {
+                break;
+            }
+            let toks = self.bpe.encode_ordinary(c);
+            if toks.len() <= left {
+                left -= toks.len();
+                off += c.len();
+            } else {
+                let n = self.byte_len(&toks[..left]);
+                return floor_boundary(s, off + n);
+            }
+        }
+        off
+    }
+
+    /// Bytes at the end of `s` covered by its last `k` tokens.
+    pub fn suffix_bytes(&self, s: &str, k: usize) -> usize {
+        let parts: Vec<&str> = chunks(s).collect();
+        let mut left = k;
+        let mut taken = 0;
+        for c in parts.iter().rev() {
+            if left == 0 {
+                break;
+            }
+            let toks = self.bpe.encode_ordinary(c);
+            if toks.len() <= left {
+                left -= toks.len();
+                taken += c.len();
+            } else {
+                let n = self.byte_len(&toks[toks.len() - left..]);
+                let start = s.len() - taken - n;
+                // Round the start up to a character boundary.
+                let start = crate::text::ceil_boundary(s, start);
+                return s.len() - start;
+            }
+        }
+        taken
+    }
+
+    fn byte_len(&self, toks: &[u32]) -> usize {
+        self.bpe.decode_bytes(toks).map(|b| b.len()).unwrap_or(0)
+    }
+}
+
+/// Splits `s` into pieces of at most [`CHUNK`] bytes (see module docs).
+pub fn chunks(s: &str) -> impl Iterator<Item = &str> {
+    let mut rest = s;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        if rest.len() <= CHUNK {
+            let c = rest;
+            rest = "";
+            return Some(c);
+        }
+        let window = &rest.as_bytes()[..CHUNK];
+        let cut = memchr::memrchr(b'\n', window)
+            .map(|p| p + 1)
+            .or_else(|| memchr::memrchr(b' ', window).filter(|&p| p > 0))
+            .unwrap_or_else(|| floor_boundary(rest, CHUNK).max(1));
+        let cut = if cut == 0 { rest.len().min(CHUNK) } else { cut };
+        let cut = if rest.is_char_boundary(cut) { cut } else { crate::text::ceil_boundary(rest, cut) };
+        let (c, r) = rest.split_at(cut);
+        rest = r;
+        Some(c)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunked_count_matches_on_line_boundaries() {
+        let t = Tokenizer::get(Encoding::O200kBase);
+        let text: String = (0..2000).map(|i| format!("line {i}: the quick brown fox\n")).collect();
+        assert!(text.len() > 3 * CHUNK);
+        assert_eq!(t.count(&text), t.bpe.encode_ordinary(&text).len());
+    }
+
+    #[test]
+    fn prefix_and_suffix_are_boundaries() {
+        let t = Tokenizer::get(Encoding::O200kBase);
+        let text = "héllo wörld € 😀 ".repeat(500);
+        for k in [0, 1, 7, 100, 1000, 100_000] {
+            let p = t.prefix_bytes(&text, k);
+            assert!(text.is_char_boundary(p));
+            assert!(t.count(&text[..p]) <= k.max(0) + 1, "k={k}");
+            let s = t.suffix_bytes(&text, k);
+            assert!(text.is_char_boundary(text.len() - s));
+        }
+        assert!(chunks(&text).all(|c| c.len() <= CHUNK + 3));
+    }
+}

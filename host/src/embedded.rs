@@ -1,0 +1,37 @@
+//! Components embedded in the binary at build time.
+//!
+//! `make build` produces, in `target/components/`, the pipeline and default
+//! pack components and their precompiled forms (made by `xtask` with
+//! [`crate::engine::engine_config`]). `build.rs` embeds them when they
+//! exist; a build without them still works as a library that is handed
+//! components explicitly.
+
+/// The embedded components.
+pub struct Artifacts {
+    /// Pipeline component.
+    pub pipeline_wasm: &'static [u8],
+    /// Pipeline, precompiled.
+    pub pipeline_cwasm: &'static [u8],
+    /// Default pack component.
+    pub pack_wasm: &'static [u8],
+    /// Default pack, precompiled.
+    pub pack_cwasm: &'static [u8],
+}
+
+/// The embedded components, when this build has them.
+#[cfg(rs_embedded)]
+pub fn artifacts() -> Option<&'static Artifacts> {
+    static A: Artifacts = Artifacts {
+        pipeline_wasm: include_bytes!(env!("RS_PIPELINE_WASM")),
+        pipeline_cwasm: include_bytes!(env!("RS_PIPELINE_CWASM")),
+        pack_wasm: include_bytes!(env!("RS_PACK_WASM")),
+        pack_cwasm: include_bytes!(env!("RS_PACK_CWASM")),
+    };
+    Some(&A)
+}
+
+/// The embedded components, when this build has them.
+#[cfg(not(rs_embedded))]
+pub fn artifacts() -> Option<&'static Artifacts> {
+    None
+}

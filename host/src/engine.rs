@@ -1,0 +1,522 @@
+//! The `Sanitizer`: loads the pipeline and packs, applies limits, calls.
+//!
+//! # Model
+//!
+//! One wasmtime [`Engine`] per `Sanitizer`, configured for fuel and epoch
+//! interruption; a background thread advances the epoch every
+//! [`TICK`](crate::limits::TICK). The pipeline component is compiled once
+//! (or deserialized from the artifact embedded at build time) and
+//! pre-linked into an `InstancePre`; each pack likewise.
+//!
+//! A *live instance* is one `Store` holding a pack instance and a pipeline
+//! instance whose `rule-pack` imports are host functions forwarding to that
+//! pack instance. Live instances are pooled per pack and reused, because
+//! the pipeline builds its tokenizer tables once per instance. Any error
+//! that comes out of wasm drops the instance: the next call gets a fresh
+//! store. Calls into a pack run under the pack's own fuel and memory
+//! budget, and the host knows which guest hit which limit.
+//!
+//! Everything the pipeline returns is validated before it is passed on
+//! (JSON shape, budget, record), see [`validate`].
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use wasmtime::error::Context as _;
+use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::{Config, Engine, Store, StoreContextMut, Trap};
+
+use crate::bindings::pack::exports::result_sanitizer::core::rule_pack as pk;
+use crate::bindings::pack::Pack;
+use crate::bindings::pipeline::exports::result_sanitizer::core::result_sanitizer as api;
+use crate::bindings::pipeline::Pipeline;
+use crate::error::{Error, Guest, Result};
+use crate::limits::{Limits, MAX_WASM_STACK, TICK};
+use crate::manifest::Manifest;
+use crate::wit::{RULE_PACK_INTERFACE, WIT_VERSION};
+
+/// Engine configuration shared by the runtime and the build-time
+/// precompiler (precompiled artifacts must match it exactly).
+pub fn engine_config() -> Config {
+    let mut c = Config::new();
+    c.wasm_component_model(true);
+    c.consume_fuel(true);
+    c.epoch_interruption(true);
+    c.max_wasm_stack(MAX_WASM_STACK);
+    c.parallel_compilation(true);
+    c
+}
+
+/// A new engine with [`engine_config`].
+pub fn new_engine() -> wasmtime::Result<Engine> {
+    Engine::new(&engine_config())
+}
+
+/// Store data: limits state and the pack the pipeline's imports forward to.
+pub struct Host {
+    limits: Limits,
+    pack: Option<Arc<Pack>>,
+    pack_name: String,
+    in_pack: bool,
+    /// Which guest hit a memory cap, if any.
+    memory_hit: Option<Guest>,
+    /// Guest running when the last trap happened.
+    last_guest: Option<Guest>,
+    _table: ResourceTable,
+}
+
+impl wasmtime::ResourceLimiter for Host {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _max: Option<usize>) -> wasmtime::Result<bool> {
+        let (cap, who) = if self.in_pack {
+            (self.limits.pack_memory, Guest::Pack(self.pack_name.clone()))
+        } else {
+            (self.limits.memory, Guest::Pipeline)
+        };
+        if desired > cap {
+            self.memory_hit = Some(who);
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _max: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= 100_000)
+    }
+}
+
+/// A compiled, linked component ready to instantiate.
+struct Prepared {
+    pre: wasmtime::component::InstancePre<Host>,
+}
+
+/// A rule pack loaded into a [`Sanitizer`], with its pool of live instances.
+pub struct LoadedPack {
+    pre: Prepared,
+    manifest: Manifest,
+    sha256: String,
+    pool: Mutex<Vec<Live>>,
+}
+
+impl LoadedPack {
+    /// The pack's manifest.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+    /// sha256 of the pack's wasm bytes, hex.
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+}
+
+struct Live {
+    store: Store<Host>,
+    pipeline: Pipeline,
+}
+
+/// Where the pipeline component comes from.
+pub enum PipelineSource<'a> {
+    /// Component bytes to compile.
+    Wasm(&'a [u8]),
+    /// Embedded at build time: precompiled artifact made by this project's
+    /// build with this engine configuration, with the wasm as fallback.
+    Embedded,
+}
+
+/// The host engine.
+pub struct Sanitizer {
+    engine: Engine,
+    linker: Linker<Host>,
+    pipeline: Component,
+    limits: Limits,
+    default_pack: Arc<LoadedPack>,
+    stop_ticker: Arc<AtomicBool>,
+}
+
+impl Drop for Sanitizer {
+    fn drop(&mut self) {
+        self.stop_ticker.store(true, Ordering::Relaxed);
+    }
+}
+
+fn load_err(what: &str) -> impl Fn(wasmtime::Error) -> Error + '_ {
+    move |e| Error::Load { what: what.into(), reason: format!("{e:#}") }
+}
+
+impl Sanitizer {
+    /// A sanitizer with the embedded pipeline and default pack.
+    pub fn new(limits: Limits) -> Result<Self> {
+        Self::with_pipeline(PipelineSource::Embedded, None, limits)
+    }
+
+    /// A sanitizer with an explicit pipeline and (optionally) default pack
+    /// component; `None` uses the embedded default pack.
+    pub fn with_pipeline(source: PipelineSource<'_>, default_pack: Option<&[u8]>, limits: Limits) -> Result<Self> {
+        let engine = new_engine().map_err(load_err("engine"))?;
+        let pipeline = match source {
+            PipelineSource::Wasm(bytes) => {
+                Component::new(&engine, bytes).map_err(load_err("pipeline component"))?
+            }
+            PipelineSource::Embedded => {
+                let art = crate::embedded::artifacts().ok_or_else(|| Error::Load {
+                    what: "embedded pipeline".into(),
+                    reason: "this build has no embedded components; build with `make build`".into(),
+                })?;
+                load_precompiled(&engine, art.pipeline_cwasm, art.pipeline_wasm)
+                    .map_err(load_err("embedded pipeline"))?
+            }
+        };
+        let mut linker: Linker<Host> = Linker::new(&engine);
+        define_pack_forwarders(&mut linker).map_err(load_err("linker"))?;
+        let stop_ticker = Arc::new(AtomicBool::new(false));
+        start_ticker(&engine, stop_ticker.clone());
+        let pack = match default_pack {
+            Some(bytes) => load_unverified(&engine, bytes)?,
+            None => {
+                let art = crate::embedded::artifacts().ok_or_else(|| Error::Load {
+                    what: "embedded default pack".into(),
+                    reason: "this build has no embedded components; build with `make build`".into(),
+                })?;
+                let component = load_precompiled(&engine, art.pack_cwasm, art.pack_wasm)
+                    .map_err(load_err("embedded default pack"))?;
+                prepare_pack(&engine, art.pack_wasm, component)?
+            }
+        };
+        Ok(Self { engine, linker, pipeline, limits, default_pack: Arc::new(pack), stop_ticker })
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// The engine (for precompiling and tests).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The default pack.
+    pub fn default_pack(&self) -> &Arc<LoadedPack> {
+        &self.default_pack
+    }
+
+    /// Loads a pack component without any signature check (development and
+    /// the embedded pack). Its manifest and WIT version are still checked
+    /// before anything is compiled.
+    pub fn load_pack_unverified(&self, wasm: &[u8]) -> Result<LoadedPack> {
+        load_unverified(&self.engine, wasm)
+    }
+
+    fn new_live(&self, pack: &LoadedPack) -> Result<Live> {
+        let host = Host {
+            limits: self.limits,
+            pack: None,
+            pack_name: pack.manifest.name.clone(),
+            in_pack: false,
+            memory_hit: None,
+            last_guest: None,
+            _table: ResourceTable::new(),
+        };
+        let mut store = Store::new(&self.engine, host);
+        store.limiter(|h| h);
+        store.set_fuel(self.limits.pack_fuel).map_err(load_err("store"))?;
+        store.set_epoch_deadline(ticks(self.limits.timeout));
+        store.epoch_deadline_trap();
+        store.data_mut().in_pack = true;
+        let inst = pack.pre.pre.instantiate(&mut store);
+        store.data_mut().in_pack = false;
+        let inst = inst.map_err(|e| classify(e, &store, Guest::Pack(pack.manifest.name.clone())))?;
+        let bindings = Pack::new(&mut store, &inst).map_err(load_err("rule pack exports"))?;
+        store.data_mut().pack = Some(Arc::new(bindings));
+        let pre = self.linker.instantiate_pre(&self.pipeline).map_err(load_err("pipeline"))?;
+        store.set_fuel(self.limits.fuel).map_err(load_err("store"))?;
+        let inst = pre.instantiate(&mut store).map_err(|e| classify(e, &store, Guest::Pipeline))?;
+        let pipeline = Pipeline::new(&mut store, &inst).map_err(load_err("pipeline exports"))?;
+        Ok(Live { store, pipeline })
+    }
+
+    /// Runs `f` on a live instance of `pack`; drops the instance on error.
+    fn with_live<R>(
+        &self,
+        pack: &LoadedPack,
+        f: impl FnOnce(&mut Store<Host>, &Pipeline) -> wasmtime::Result<R>,
+    ) -> Result<R> {
+        let live = pack.pool.lock().expect("pool lock").pop();
+        let mut live = match live {
+            Some(l) => l,
+            None => self.new_live(pack)?,
+        };
+        let store = &mut live.store;
+        store.set_fuel(self.limits.fuel).map_err(load_err("store"))?;
+        store.set_epoch_deadline(ticks(self.limits.timeout));
+        store.data_mut().memory_hit = None;
+        store.data_mut().last_guest = None;
+        match f(store, &live.pipeline) {
+            Ok(r) => {
+                pack.pool.lock().expect("pool lock").push(live);
+                Ok(r)
+            }
+            // The instance is dropped here: after a trap it must not be
+            // entered again, and any other failure is as suspect.
+            Err(e) => Err(classify(e, &live.store, Guest::Pipeline)),
+        }
+    }
+
+    /// The budget the pipeline would apply to a call with `opts`.
+    pub fn effective_budget(&self, pack: &LoadedPack, opts: &api::Options) -> Result<api::Budget> {
+        let r = self.with_live(pack, |s, p| p.result_sanitizer_core_result_sanitizer().call_effective_budget(s, opts))?;
+        r.map_err(guest_error)
+    }
+
+    /// Sanitizes one tool result with `pack`.
+    pub fn sanitize_with(&self, pack: &LoadedPack, input: &[u8], opts: &api::Options) -> Result<api::Sanitized> {
+        let r = self.with_live(pack, |s, p| p.result_sanitizer_core_result_sanitizer().call_sanitize(s, input, opts))?;
+        let out = r.map_err(guest_error)?;
+        validate(opts, &out, pack)?;
+        Ok(out)
+    }
+
+    /// Sanitizes one tool result with the default pack.
+    pub fn sanitize(&self, input: &[u8], opts: &api::Options) -> Result<api::Sanitized> {
+        self.sanitize_with(&self.default_pack, input, opts)
+    }
+
+    /// The JSON twin, as JS and Go hosts call it.
+    pub fn sanitize_json(&self, pack: &LoadedPack, request: &str) -> Result<String> {
+        self.with_live(pack, |s, p| p.result_sanitizer_core_result_sanitizer().call_sanitize_json(s, request))
+    }
+
+    /// One streaming redaction step (see [`crate::stream`]).
+    pub fn redact_step(&self, pack: &LoadedPack, data: &[u8], last: bool) -> Result<api::RedactResponse> {
+        let req = api::RedactRequest { data: data.to_vec(), last };
+        let r = self.with_live(pack, |s, p| p.result_sanitizer_core_result_sanitizer().call_redact(s, &req))?;
+        let resp = r.map_err(guest_error)?;
+        if resp.consumed as usize > data.len() || (last && resp.consumed as usize != data.len()) {
+            return Err(Error::InvalidOutput("redact consumed a bad number of bytes".into()));
+        }
+        Ok(resp)
+    }
+}
+
+/// Loads a pack without signature checks; manifest and WIT version are
+/// checked before compiling.
+fn load_unverified(engine: &Engine, wasm: &[u8]) -> Result<LoadedPack> {
+    let manifest = Manifest::read(wasm)
+        .map_err(|e| Error::Load { what: "rule pack".into(), reason: format!("{e:#}") })?
+        .ok_or_else(|| Error::Load { what: "rule pack".into(), reason: "no manifest section".into() })?;
+    if manifest.wit_version != WIT_VERSION {
+        return Err(Error::Load {
+            what: format!("rule pack `{}`", manifest.name),
+            reason: format!("built for WIT {} but this host speaks {WIT_VERSION}", manifest.wit_version),
+        });
+    }
+    let component = Component::new(engine, wasm).map_err(load_err("rule pack"))?;
+    prepare_pack(engine, wasm, component)
+}
+
+fn prepare_pack(engine: &Engine, wasm: &[u8], component: Component) -> Result<LoadedPack> {
+    let manifest = Manifest::read(wasm)
+        .ok()
+        .flatten()
+        .ok_or_else(|| Error::Load { what: "rule pack".into(), reason: "no manifest section".into() })?;
+    // A pack imports nothing: an import would be a way out of the sandbox.
+    let ty = component.component_type();
+    if let Some((name, _)) = ty.imports(engine).next() {
+        return Err(Error::Load {
+            what: format!("rule pack `{}`", manifest.name),
+            reason: format!("packs may import nothing, but it imports `{name}`"),
+        });
+    }
+    let pack_linker: Linker<Host> = Linker::new(engine);
+    let pre = pack_linker.instantiate_pre(&component).map_err(load_err("rule pack"))?;
+    use sha2::Digest;
+    let sha256 = hex(&sha2::Sha256::digest(wasm));
+    Ok(LoadedPack { pre: Prepared { pre }, manifest, sha256, pool: Mutex::new(Vec::new()) })
+}
+
+
+fn ticks(d: std::time::Duration) -> u64 {
+    (d.as_millis() / TICK.as_millis()).max(1) as u64
+}
+
+fn start_ticker(engine: &Engine, stop: Arc<AtomicBool>) {
+    let weak = engine.weak();
+    std::thread::Builder::new()
+        .name("result-sanitizer-epoch".into())
+        .spawn(move || loop {
+            std::thread::sleep(TICK);
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            match weak.upgrade() {
+                Some(e) => e.increment_epoch(),
+                None => return,
+            }
+        })
+        .expect("spawn epoch ticker");
+}
+
+/// Loads the embedded precompiled artifact, or compiles the wasm when the
+/// artifact does not match this engine.
+fn load_precompiled(engine: &Engine, cwasm: &[u8], wasm: &[u8]) -> wasmtime::Result<Component> {
+    // SAFETY: the artifact was produced by this project's build
+    // (`xtask`) with `engine_config()` and embedded in this binary; it is
+    // never read from a place a user controls.
+    match unsafe { Component::deserialize(engine, cwasm) } {
+        Ok(c) => Ok(c),
+        Err(_) => Component::new(engine, wasm),
+    }
+}
+
+/// Host functions that forward the pipeline's `rule-pack` imports to the
+/// pack instance in the same store, under the pack's fuel budget.
+fn define_pack_forwarders(linker: &mut Linker<Host>) -> wasmtime::Result<()> {
+    let mut inst = linker.instance(RULE_PACK_INTERFACE)?;
+    inst.func_wrap("info", |mut s: StoreContextMut<'_, Host>, (): ()| {
+        let r = in_pack(&mut s, |s, p| p.result_sanitizer_core_rule_pack().call_info(s))?;
+        Ok((r,))
+    })?;
+    inst.func_wrap("rules", |mut s: StoreContextMut<'_, Host>, (): ()| {
+        let r = in_pack(&mut s, |s, p| p.result_sanitizer_core_rule_pack().call_rules(s))?;
+        Ok((r,))
+    })?;
+    inst.func_wrap("has-detect", |mut s: StoreContextMut<'_, Host>, (): ()| {
+        let r = in_pack(&mut s, |s, p| p.result_sanitizer_core_rule_pack().call_has_detect(s))?;
+        Ok((r,))
+    })?;
+    inst.func_wrap("detect", |mut s: StoreContextMut<'_, Host>, (text,): (String,)| {
+        let r: Vec<pk::Finding> = in_pack(&mut s, |s, p| p.result_sanitizer_core_rule_pack().call_detect(s, &text))?;
+        // Bound what a pack can make the pipeline process.
+        if r.len() > 1_000_000 {
+            wasmtime::bail!("rule pack returned {} findings (limit 1000000)", r.len());
+        }
+        Ok((r,))
+    })?;
+    Ok(())
+}
+
+/// Runs `f` against the pack with the pack's fuel, restoring the
+/// pipeline's remaining fuel afterwards.
+fn in_pack<R>(
+    s: &mut StoreContextMut<'_, Host>,
+    f: impl FnOnce(&mut StoreContextMut<'_, Host>, &Pack) -> wasmtime::Result<R>,
+) -> wasmtime::Result<R> {
+    let pack = s.data().pack.clone().context("no pack linked")?;
+    let outer = s.get_fuel()?;
+    let pack_fuel = s.data().limits.pack_fuel;
+    s.set_fuel(pack_fuel)?;
+    s.data_mut().in_pack = true;
+    let r = f(s, &pack);
+    s.data_mut().in_pack = false;
+    if r.is_err() {
+        let name = s.data().pack_name.clone();
+        s.data_mut().last_guest = Some(Guest::Pack(name));
+        return r;
+    }
+    s.set_fuel(outer)?;
+    r
+}
+
+/// Turns a wasmtime error into a typed error naming the guest and limit.
+fn classify(e: wasmtime::Error, store: &Store<Host>, default: Guest) -> Error {
+    let host = store.data();
+    let guest = host.last_guest.clone().unwrap_or(default);
+    if let Some(g) = host.memory_hit.clone() {
+        let bytes = if matches!(g, Guest::Pack(_)) { host.limits.pack_memory } else { host.limits.memory };
+        return Error::Memory { guest: g, bytes };
+    }
+    match e.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => {
+            let limit = if matches!(guest, Guest::Pack(_)) { host.limits.pack_fuel } else { host.limits.fuel };
+            Error::Fuel { guest, limit }
+        }
+        Some(Trap::Interrupt) => Error::Timeout { guest, ms: host.limits.timeout.as_millis() },
+        Some(t) => Error::Trap { guest, reason: t.to_string() },
+        None => Error::Trap { guest, reason: first_line(&format!("{e}")) },
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or("").chars().take(200).collect()
+}
+
+fn guest_error(e: api::SanitizeError) -> Error {
+    match e {
+        api::SanitizeError::InvalidOptions(m) => Error::InvalidOptions(m),
+        api::SanitizeError::InvalidInput(m) => Error::InvalidInput(m),
+        api::SanitizeError::InvalidPack(m) => Error::InvalidPack(m),
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Checks a pipeline result before the host passes it on: the message is
+/// JSON of the requested shape, the record inside it is the record
+/// returned, the model-visible text is within the budget the host asked
+/// for, and the record names only rules of the pack.
+pub fn validate(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPack) -> Result<()> {
+    let bad = |m: &str| Err(Error::InvalidOutput(m.into()));
+    let v: serde_json::Value = match serde_json::from_str(&out.message) {
+        Ok(v) => v,
+        Err(_) => return bad("message is not JSON"),
+    };
+    let (texts, record) = match opts.format {
+        api::OutputFormat::Mcp => {
+            let Some(content) = v.get("content").and_then(|c| c.as_array()) else { return bad("no content array") };
+            if v.get("isError").and_then(|b| b.as_bool()) != Some(out.is_error) {
+                return bad("isError disagrees with the result");
+            }
+            let texts: Vec<&str> = content.iter().filter_map(|b| b.get("text").and_then(|t| t.as_str())).collect();
+            (texts, v.pointer("/_meta/result-sanitizer~1record"))
+        }
+        api::OutputFormat::Openai => {
+            let Some(t) = v.pointer("/message/content").and_then(|t| t.as_str()) else {
+                return bad("no message.content string");
+            };
+            (vec![t], v.get("record"))
+        }
+        api::OutputFormat::Anthropic => {
+            let Some(content) = v.pointer("/message/content").and_then(|c| c.as_array()) else {
+                return bad("no message.content array");
+            };
+            let texts: Vec<&str> = content.iter().filter_map(|b| b.get("text").and_then(|t| t.as_str())).collect();
+            (texts, v.get("record"))
+        }
+    };
+    let Some(record) = record else { return bad("no record in the message") };
+    let typed = serde_json::to_value(&out.record).map_err(|e| Error::InvalidOutput(e.to_string()))?;
+    if *record != typed {
+        return bad("the record in the message differs from the record returned");
+    }
+    let b = &out.record.budget;
+    if opts.max_tokens.is_some_and(|t| b.max_tokens > t)
+        || opts.max_chars.is_some_and(|c| b.max_chars > c)
+        || opts.max_bytes.is_some_and(|m| b.max_bytes > m)
+    {
+        return bad("the budget applied is larger than the budget asked for");
+    }
+    let visible: usize = texts.iter().map(|t| t.len()).sum();
+    match out.record.output_tokens {
+        Some(n) if n > u64::from(b.max_tokens) => return bad("output tokens exceed the budget"),
+        // Not counted: only valid when the byte length proves it fits.
+        None if visible > b.max_tokens as usize => return bad("output was not counted and may exceed the budget"),
+        _ => {}
+    }
+    // Every token is at most a few dozen bytes; anything beyond is a lie.
+    if visible > (b.max_tokens as usize).saturating_mul(64) {
+        return bad("output is far larger than its token budget allows");
+    }
+    let known: std::collections::BTreeSet<&str> = pack.manifest.rule_ids.iter().map(String::as_str).collect();
+    for r in &out.record.redactions {
+        let ok_chars = r.rule_id.len() <= 64
+            && r.rule_id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        let known_id = known.contains(r.rule_id.as_str())
+            || r.rule_id == "tenant-path-root"
+            || pack.manifest.has_detect;
+        if !ok_chars || !known_id {
+            return bad("the record names a rule the pack does not have");
+        }
+    }
+    Ok(())
+}

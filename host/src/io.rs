@@ -1,0 +1,93 @@
+//! Host I/O: reading under the byte cap, running commands, streaming.
+//!
+//! The cap is enforced while reading: at most `cap + 1` bytes are read (the
+//! extra byte tells the pipeline there was more), then reading stops; a
+//! child process is killed at that point.
+
+use std::io::{Read, Write};
+use std::process::{Command, ExitStatus};
+
+use crate::engine::{LoadedPack, Sanitizer};
+use crate::error::{Error, Result};
+
+/// Bytes read under a cap.
+pub struct Capped {
+    /// At most `cap + 1` bytes.
+    pub bytes: Vec<u8>,
+    /// Whether the source had more than `cap` bytes.
+    pub over: bool,
+}
+
+/// Reads at most `cap + 1` bytes from `r`.
+pub fn read_capped(r: impl Read, cap: u64) -> Result<Capped> {
+    let mut bytes = Vec::new();
+    r.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+    let over = bytes.len() as u64 > cap;
+    Ok(Capped { bytes, over })
+}
+
+/// Output of a command run under the cap.
+pub struct RunOutput {
+    /// stdout and stderr interleaved as written (one pipe), capped.
+    pub output: Capped,
+    /// Exit status; `None` when the host killed the command at the cap.
+    pub status: Option<ExitStatus>,
+}
+
+/// Runs `cmd` with stdout and stderr on one pipe, reading under `cap`; the
+/// child is killed as soon as the cap is passed.
+pub fn run_capped(cmd: &mut Command, cap: u64) -> Result<RunOutput> {
+    let (reader, writer) = std::io::pipe()?;
+    let writer2 = writer.try_clone()?;
+    cmd.stdin(std::process::Stdio::null()).stdout(writer).stderr(writer2);
+    let mut child = cmd.spawn()?;
+    // Our copies of the write end must go, or the read never ends.
+    cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    let output = read_capped(reader, cap)?;
+    if output.over {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Ok(RunOutput { output, status: None });
+    }
+    let status = child.wait()?;
+    Ok(RunOutput { output, status: Some(status) })
+}
+
+/// Streams `input` to `output` through the pipeline's `redact` step.
+/// Memory stays at about one chunk plus the pipeline's overlap.
+pub fn redact_stream(
+    s: &Sanitizer,
+    pack: &LoadedPack,
+    mut input: impl Read,
+    mut output: impl Write,
+    chunk: usize,
+) -> Result<u64> {
+    let mut carry: Vec<u8> = Vec::with_capacity(chunk * 2);
+    let mut buf = vec![0u8; chunk];
+    let mut total = 0u64;
+    let mut eof = false;
+    while !eof {
+        // Fill a whole chunk (short reads are common on pipes).
+        let mut filled = 0;
+        while filled < chunk {
+            let n = input.read(&mut buf[filled..])?;
+            if n == 0 {
+                eof = true;
+                break;
+            }
+            filled += n;
+        }
+        carry.extend_from_slice(&buf[..filled]);
+        let resp = s.redact_step(pack, &carry, eof)?;
+        for r in &resp.redactions {
+            total += u64::from(r.count);
+        }
+        output.write_all(&resp.output)?;
+        carry.drain(..resp.consumed as usize);
+        if !eof && carry.len() > chunk + (1 << 20) {
+            return Err(Error::InvalidOutput("redact step made no progress".into()));
+        }
+    }
+    output.flush()?;
+    Ok(total)
+}

@@ -1,0 +1,498 @@
+//! Building a rule pack from a rules file, without a Rust toolchain.
+//!
+//! # Design
+//!
+//! A data-only pack answers `info()` and `rules()` with constants. The
+//! builder therefore:
+//!
+//! 1. parses and validates the TOML rules file (every regex compiles in
+//!    regex-lite, the engine the pipeline uses; every rule's `examples` are
+//!    redacted by it and its `counter_examples` are not), reporting
+//!    `file:line` for each problem;
+//! 2. lays `pack-info` and `rule-set` out in canonical ABI form
+//!    ([`crate::abi`]) as one data segment;
+//! 3. emits a core module with `wasm-encoder`: four exported functions that
+//!    return pointers into that segment, a bump `cabi_realloc`, and a
+//!    post-return that resets it (so a long-lived instance never grows);
+//! 4. embeds the `pack` world and turns the module into a component with
+//!    `wit-component`;
+//! 5. appends a manifest custom section ([`crate::manifest`]) that the host
+//!    reads before compiling anything.
+//!
+//! The result is a few KB, imports nothing, and runs no code but those
+//! constant returns. Packs with code start from `examples/pack-template`.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use anyhow::{anyhow, Context, Result};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use toml::Spanned;
+use wasm_encoder::{
+    BlockType, CodeSection, ConstExpr, DataSection, ExportKind, ExportSection, Function, FunctionSection,
+    GlobalSection, GlobalType, Instruction as I, MemorySection, MemoryType, Module, TypeSection, ValType,
+};
+use wit_component::{ComponentEncoder, StringEncoding};
+use wit_parser::{Type, TypeDefKind, WorldItem, WorldKey};
+
+use result_sanitizer_pipeline::pack_api as g;
+use result_sanitizer_pipeline::redact::Ruleset;
+
+use crate::manifest::Manifest;
+use crate::wit::{self, RULE_PACK_INTERFACE, WIT_VERSION};
+
+/// The `[pack]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackMeta {
+    /// Pack name.
+    pub name: Option<String>,
+    /// Pack version.
+    pub version: Option<String>,
+    /// Tenant scope (`*` = any).
+    pub tenant: Option<String>,
+    /// One line.
+    pub description: Option<String>,
+}
+
+/// The `[allowlist]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Allowlist {
+    /// Regexes; a candidate secret matching one is kept.
+    #[serde(default)]
+    pub regexes: Vec<String>,
+}
+
+/// One `[[budgets]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetToml {
+    /// Tool name or `*`.
+    pub tool: String,
+    /// Byte cap.
+    pub max_bytes: Option<u64>,
+    /// Char budget.
+    pub max_chars: Option<u32>,
+    /// Token budget.
+    pub max_tokens: Option<u32>,
+}
+
+/// One `[[rules]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleToml {
+    /// Rule id.
+    pub id: String,
+    /// One line.
+    #[serde(default)]
+    pub description: String,
+    /// `secret` or `path`.
+    #[serde(default = "default_kind")]
+    pub kind: String,
+    /// regex-lite regex.
+    pub regex: String,
+    /// Keywords (lower case).
+    #[serde(default)]
+    pub keywords: Vec<String>,
+    /// Capture group of the secret.
+    #[serde(default)]
+    pub secret_group: u32,
+    /// Minimum entropy.
+    pub entropy: Option<f32>,
+    /// Window around keyword hits.
+    #[serde(default)]
+    pub window: u32,
+    /// Rule allowlist.
+    #[serde(default)]
+    pub allow_regexes: Vec<String>,
+    /// Stopwords.
+    #[serde(default)]
+    pub stopwords: Vec<String>,
+    /// Texts the rule must redact.
+    #[serde(default)]
+    pub examples: Vec<String>,
+    /// Texts the rule must leave alone.
+    #[serde(default)]
+    pub counter_examples: Vec<String>,
+}
+
+fn default_kind() -> String {
+    "secret".into()
+}
+
+/// A whole rules file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RulesFile {
+    /// Pack identity (the CLI may override it).
+    #[serde(default)]
+    pub pack: PackMeta,
+    /// Global allowlist.
+    #[serde(default)]
+    pub allowlist: Allowlist,
+    /// Literal tenant path roots.
+    #[serde(default)]
+    pub path_roots: Vec<String>,
+    /// Per-tool budgets.
+    #[serde(default)]
+    pub budgets: Vec<BudgetToml>,
+    /// Rules, with their position in the file.
+    #[serde(default)]
+    pub rules: Vec<Spanned<RuleToml>>,
+}
+
+/// Problems found in a rules file, each with its `file:line`.
+#[derive(Debug)]
+pub struct RulesError {
+    /// `file:line: message`, one per problem.
+    pub problems: Vec<String>,
+}
+
+impl fmt::Display for RulesError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.problems.join("\n"))
+    }
+}
+
+impl std::error::Error for RulesError {}
+
+fn line_of(text: &str, byte: usize) -> usize {
+    text.as_bytes()[..byte.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+/// Identity of a pack being built.
+#[derive(Debug, Clone)]
+pub struct PackIdentity {
+    /// Name.
+    pub name: String,
+    /// Version.
+    pub version: String,
+    /// Tenant scope.
+    pub tenant: String,
+    /// Description.
+    pub description: String,
+}
+
+impl RulesFile {
+    /// Parses `text` (named `file` in errors) and validates every rule.
+    pub fn parse(file: &str, text: &str) -> Result<Self, RulesError> {
+        let parsed: RulesFile = toml::from_str(text).map_err(|e| {
+            let line = e.span().map_or(0, |s| line_of(text, s.start));
+            RulesError { problems: vec![format!("{file}:{line}: {}", e.message())] }
+        })?;
+        let mut problems = Vec::new();
+        let mut ids = BTreeSet::new();
+        for r in &parsed.rules {
+            let line = line_of(text, r.span().start);
+            let at = |m: String| format!("{file}:{line}: rule `{}`: {m}", r.get_ref().id);
+            for p in parsed.check_rule(r.get_ref()) {
+                problems.push(at(p));
+            }
+            if !ids.insert(r.get_ref().id.clone()) {
+                problems.push(at("duplicate id".into()));
+            }
+        }
+        let global = g::RuleSet {
+            rules: vec![],
+            allow_regexes: parsed.allowlist.regexes.clone(),
+            path_roots: parsed.path_roots.clone(),
+            budgets: vec![],
+        };
+        if let Err(e) = Ruleset::compile(&global) {
+            problems.push(format!("{file}: {e}"));
+        }
+        for b in &parsed.budgets {
+            if b.tool.is_empty() {
+                problems.push(format!("{file}: budgets: empty tool name (use \"*\" for every tool)"));
+            }
+        }
+        if problems.is_empty() {
+            Ok(parsed)
+        } else {
+            Err(RulesError { problems })
+        }
+    }
+
+    /// Problems of one rule (empty when it is sound).
+    fn check_rule(&self, r: &RuleToml) -> Vec<String> {
+        let mut p = Vec::new();
+        if r.id.is_empty() || !r.id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+            p.push("id must be non-empty lower-case letters, digits and '-'".into());
+        }
+        if r.kind != "secret" && r.kind != "path" {
+            p.push(format!("kind must be \"secret\" or \"path\", not {:?}", r.kind));
+        }
+        if r.keywords.is_empty() {
+            p.push("needs at least one keyword: the regex runs only near keyword hits".into());
+        }
+        for k in &r.keywords {
+            if k.is_empty() || *k != k.to_ascii_lowercase() {
+                p.push(format!("keyword {k:?} must be non-empty and lower case"));
+            }
+        }
+        if r.examples.is_empty() {
+            p.push("needs at least one example it must redact".into());
+        }
+        if r.counter_examples.is_empty() {
+            p.push("needs at least one counter_example it must leave alone".into());
+        }
+        let set = g::RuleSet {
+            rules: vec![to_guest_rule(r)],
+            allow_regexes: self.allowlist.regexes.clone(),
+            path_roots: vec![],
+            budgets: vec![],
+        };
+        let compiled = match Ruleset::compile(&set) {
+            Ok(c) => c,
+            Err(e) => {
+                p.push(e);
+                return p;
+            }
+        };
+        for (i, ex) in r.examples.iter().enumerate() {
+            if !compiled.scan(ex, &[]).iter().any(|s| s.rule == r.id) {
+                p.push(format!("example {} is not redacted by this rule", i + 1));
+            }
+        }
+        for (i, ex) in r.counter_examples.iter().enumerate() {
+            if compiled.scan(ex, &[]).iter().any(|s| s.rule == r.id) {
+                p.push(format!("counter_example {} is redacted by this rule", i + 1));
+            }
+        }
+        p
+    }
+
+    /// The rule set as the pipeline's type (for native use and tests).
+    pub fn to_rule_set(&self) -> g::RuleSet {
+        g::RuleSet {
+            rules: self.rules.iter().map(|r| to_guest_rule(r.get_ref())).collect(),
+            allow_regexes: self.allowlist.regexes.clone(),
+            path_roots: self.path_roots.clone(),
+            budgets: self
+                .budgets
+                .iter()
+                .map(|b| g::BudgetOverride {
+                    tool: b.tool.clone(),
+                    max_bytes: b.max_bytes,
+                    max_chars: b.max_chars,
+                    max_tokens: b.max_tokens,
+                })
+                .collect(),
+        }
+    }
+
+    /// Identity from `[pack]`, with overrides.
+    pub fn identity(&self, name: Option<&str>, version: Option<&str>, tenant: Option<&str>) -> Result<PackIdentity> {
+        let pick = |o: Option<&str>, f: &Option<String>, what: &str| -> Result<String> {
+            o.map(str::to_string)
+                .or_else(|| f.clone())
+                .ok_or_else(|| anyhow!("pack {what} missing: give --{what} or set it in [pack]"))
+        };
+        Ok(PackIdentity {
+            name: pick(name, &self.pack.name, "name")?,
+            version: pick(version, &self.pack.version, "version")?,
+            tenant: pick(tenant, &self.pack.tenant, "tenant")?,
+            description: self.pack.description.clone().unwrap_or_default(),
+        })
+    }
+}
+
+fn to_guest_rule(r: &RuleToml) -> g::Rule {
+    g::Rule {
+        id: r.id.clone(),
+        description: r.description.clone(),
+        kind: if r.kind == "path" { g::RuleKind::Path } else { g::RuleKind::Secret },
+        regex: r.regex.clone(),
+        keywords: r.keywords.clone(),
+        secret_group: r.secret_group,
+        entropy: r.entropy,
+        window: r.window,
+        allow_regexes: r.allow_regexes.clone(),
+        stopwords: r.stopwords.clone(),
+    }
+}
+
+/// JSON (WIT field names) of a rule set, for lowering.
+fn rule_set_json(set: &g::RuleSet) -> Value {
+    let rules: Vec<Value> = set
+        .rules
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.id, "description": r.description,
+                "kind": match r.kind { g::RuleKind::Secret => "secret", g::RuleKind::Path => "path" },
+                "regex": r.regex, "keywords": r.keywords, "secret-group": r.secret_group,
+                "entropy": r.entropy, "window": r.window,
+                "allow-regexes": r.allow_regexes, "stopwords": r.stopwords,
+            })
+        })
+        .collect();
+    let budgets: Vec<Value> = set
+        .budgets
+        .iter()
+        .map(|b| json!({"tool": b.tool, "max-bytes": b.max_bytes, "max-chars": b.max_chars, "max-tokens": b.max_tokens}))
+        .collect();
+    json!({"rules": rules, "allow-regexes": set.allow_regexes, "path-roots": set.path_roots, "budgets": budgets})
+}
+
+/// Builds a pack component from a validated rules file.
+pub fn build(rules: &RulesFile, id: &PackIdentity) -> Result<Vec<u8>> {
+    let set = rules.to_rule_set();
+    let (resolve, pkg) = wit::resolve()?;
+    let world = wit::world(&resolve, pkg, "pack")?;
+    // Find the exported interface's functions and their result types.
+    let iface = resolve.worlds[world]
+        .exports
+        .iter()
+        .find_map(|(k, item)| match (k, item) {
+            (WorldKey::Interface(i), WorldItem::Interface { .. }) => Some(*i),
+            _ => None,
+        })
+        .context("pack world exports no interface")?;
+    let funcs = &resolve.interfaces[iface].functions;
+    let result_ty = |name: &str| -> Result<Type> {
+        funcs.get(name).and_then(|f| f.result).ok_or_else(|| anyhow!("WIT function `{name}` missing"))
+    };
+    let info_ty = result_ty("info")?;
+    let rules_ty = result_ty("rules")?;
+    let detect_ty = result_ty("detect")?;
+    debug_assert!(matches!(detect_ty, Type::Id(t) if matches!(resolve.types[t].kind, TypeDefKind::List(_))));
+
+    const BASE: u32 = 16;
+    let mut low = crate::abi::Lowerer::new(&resolve, BASE);
+    let info = json!({
+        "name": id.name, "version": id.version, "tenant": id.tenant,
+        "wit-version": WIT_VERSION, "description": id.description,
+    });
+    let info_ptr = low.lower(&info_ty, &info)?;
+    let rules_ptr = low.lower(&rules_ty, &rule_set_json(&set))?;
+    let empty_list_ptr = low.lower(&detect_ty, &json!([]))?;
+    let data = std::mem::take(&mut low.mem);
+    let heap_base = (BASE as usize + data.len()).div_ceil(16) * 16;
+    let pages = (heap_base + 65536).div_ceil(65536) as u64;
+
+    let mut module = Module::new();
+    let mut types = TypeSection::new();
+    types.ty().function([], [ValType::I32]); // 0: () -> i32
+    types.ty().function([ValType::I32, ValType::I32], [ValType::I32]); // 1: detect
+    types.ty().function([ValType::I32; 4], [ValType::I32]); // 2: cabi_realloc
+    types.ty().function([ValType::I32], []); // 3: post-return
+    module.section(&types);
+    let mut fns = FunctionSection::new();
+    for t in [0, 0, 0, 1, 2, 3] {
+        fns.function(t);
+    }
+    module.section(&fns);
+    let mut mems = MemorySection::new();
+    mems.memory(MemoryType { minimum: pages, maximum: None, memory64: false, shared: false, page_size_log2: None });
+    module.section(&mems);
+    let mut globals = GlobalSection::new();
+    globals.global(
+        GlobalType { val_type: ValType::I32, mutable: true, shared: false },
+        &ConstExpr::i32_const(heap_base as i32),
+    );
+    module.section(&globals);
+    let mut exports = ExportSection::new();
+    let name = |f: &str| format!("{RULE_PACK_INTERFACE}#{f}");
+    exports.export("memory", ExportKind::Memory, 0);
+    exports.export(&name("info"), ExportKind::Func, 0);
+    exports.export(&name("rules"), ExportKind::Func, 1);
+    exports.export(&name("has-detect"), ExportKind::Func, 2);
+    exports.export(&name("detect"), ExportKind::Func, 3);
+    exports.export("cabi_realloc", ExportKind::Func, 4);
+    exports.export(&format!("cabi_post_{}", name("detect")), ExportKind::Func, 5);
+    module.section(&exports);
+
+    let mut code = CodeSection::new();
+    let konst = |v: i32| {
+        let mut f = Function::new([]);
+        f.instruction(&I::I32Const(v)).instruction(&I::End);
+        f
+    };
+    code.function(&konst(info_ptr as i32));
+    code.function(&konst(rules_ptr as i32));
+    code.function(&konst(0)); // has-detect: false
+    code.function(&konst(empty_list_ptr as i32)); // detect: []
+    code.function(&realloc_body());
+    let mut post = Function::new([]);
+    post.instruction(&I::I32Const(heap_base as i32)).instruction(&I::GlobalSet(0)).instruction(&I::End);
+    code.function(&post);
+    module.section(&code);
+    let mut datas = DataSection::new();
+    datas.active(0, &ConstExpr::i32_const(BASE as i32), data);
+    module.section(&datas);
+
+    let mut core = module.finish();
+    wit_component::embed_component_metadata(&mut core, &resolve, world, StringEncoding::UTF8)?;
+    let component = ComponentEncoder::default().module(&core)?.validate(true).encode()?;
+    let manifest = Manifest {
+        name: id.name.clone(),
+        version: id.version.clone(),
+        tenant: id.tenant.clone(),
+        wit_version: WIT_VERSION.into(),
+        rule_ids: set.rules.iter().map(|r| r.id.clone()).collect(),
+        has_detect: false,
+    };
+    Ok(manifest.append_to(component))
+}
+
+/// `cabi_realloc(old, old_size, align, new_size)`: a bump allocator that
+/// grows memory on demand and copies the old bytes.
+fn realloc_body() -> Function {
+    let mut f = Function::new([(1, ValType::I32)]); // local 4: ptr
+    f.instruction(&I::GlobalGet(0))
+        .instruction(&I::LocalGet(2))
+        .instruction(&I::I32Add)
+        .instruction(&I::I32Const(1))
+        .instruction(&I::I32Sub)
+        .instruction(&I::I32Const(0))
+        .instruction(&I::LocalGet(2))
+        .instruction(&I::I32Sub)
+        .instruction(&I::I32And)
+        .instruction(&I::LocalSet(4))
+        .instruction(&I::LocalGet(4))
+        .instruction(&I::LocalGet(3))
+        .instruction(&I::I32Add)
+        .instruction(&I::GlobalSet(0))
+        // grow when the new end is past the memory
+        .instruction(&I::GlobalGet(0))
+        .instruction(&I::MemorySize(0))
+        .instruction(&I::I32Const(16))
+        .instruction(&I::I32Shl)
+        .instruction(&I::I32GtU)
+        .instruction(&I::If(BlockType::Empty))
+        .instruction(&I::GlobalGet(0))
+        .instruction(&I::MemorySize(0))
+        .instruction(&I::I32Const(16))
+        .instruction(&I::I32Shl)
+        .instruction(&I::I32Sub)
+        .instruction(&I::I32Const(65535))
+        .instruction(&I::I32Add)
+        .instruction(&I::I32Const(16))
+        .instruction(&I::I32ShrU)
+        .instruction(&I::MemoryGrow(0))
+        .instruction(&I::I32Const(-1))
+        .instruction(&I::I32Eq)
+        .instruction(&I::If(BlockType::Empty))
+        .instruction(&I::Unreachable)
+        .instruction(&I::End)
+        .instruction(&I::End)
+        // copy min(old_size, new_size) bytes from the old block
+        .instruction(&I::LocalGet(0))
+        .instruction(&I::If(BlockType::Empty))
+        .instruction(&I::LocalGet(4))
+        .instruction(&I::LocalGet(0))
+        .instruction(&I::LocalGet(1))
+        .instruction(&I::LocalGet(3))
+        .instruction(&I::LocalGet(1))
+        .instruction(&I::LocalGet(3))
+        .instruction(&I::I32LtU)
+        .instruction(&I::Select)
+        .instruction(&I::MemoryCopy { src_mem: 0, dst_mem: 0 })
+        .instruction(&I::End)
+        .instruction(&I::LocalGet(4))
+        .instruction(&I::End);
+    f
+}

@@ -339,6 +339,23 @@ fn rule_set_json(set: &g::RuleSet) -> Value {
 
 /// Builds a pack component from a validated rules file.
 pub fn build(rules: &RulesFile, id: &PackIdentity) -> Result<Vec<u8>> {
+    build_with_code(rules, id, None)
+}
+
+/// Code for `detect` in a generated pack: the body of a core function
+/// `(param $ptr i32) (param $len i32) (result i32)` that receives the text
+/// and returns a pointer to a `list<finding>` return area. The generated
+/// `has-detect` then answers true. Used for packs whose logic fits in a few
+/// instructions, and by the test suite to build hostile packs.
+pub struct DetectCode {
+    /// Extra locals (count, type) of the body.
+    pub locals: Vec<(u32, ValType)>,
+    /// Instructions, ending with `End`.
+    pub body: Vec<I<'static>>,
+}
+
+/// [`build`], with optional `detect` code.
+pub fn build_with_code(rules: &RulesFile, id: &PackIdentity, detect: Option<DetectCode>) -> Result<Vec<u8>> {
     let set = rules.to_rule_set();
     let (resolve, pkg) = wit::resolve()?;
     let world = wit::world(&resolve, pkg, "pack")?;
@@ -413,8 +430,18 @@ pub fn build(rules: &RulesFile, id: &PackIdentity) -> Result<Vec<u8>> {
     };
     code.function(&konst(info_ptr as i32));
     code.function(&konst(rules_ptr as i32));
-    code.function(&konst(0)); // has-detect: false
-    code.function(&konst(empty_list_ptr as i32)); // detect: []
+    let has_detect = detect.is_some();
+    code.function(&konst(i32::from(has_detect)));
+    match detect {
+        None => code.function(&konst(empty_list_ptr as i32)), // detect: []
+        Some(d) => {
+            let mut f = Function::new(d.locals);
+            for i in &d.body {
+                f.instruction(i);
+            }
+            code.function(&f)
+        }
+    };
     code.function(&realloc_body());
     let mut post = Function::new([]);
     post.instruction(&I::I32Const(heap_base as i32)).instruction(&I::GlobalSet(0)).instruction(&I::End);
@@ -433,7 +460,7 @@ pub fn build(rules: &RulesFile, id: &PackIdentity) -> Result<Vec<u8>> {
         tenant: id.tenant.clone(),
         wit_version: WIT_VERSION.into(),
         rule_ids: set.rules.iter().map(|r| r.id.clone()).collect(),
-        has_detect: false,
+        has_detect,
     };
     Ok(manifest.append_to(component))
 }

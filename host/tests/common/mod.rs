@@ -1,0 +1,74 @@
+//! Shared test fixtures: one sanitizer per test process (the pipeline is
+//! deserialized once), exact token counting, the MCP schema.
+#![allow(dead_code)]
+
+use std::sync::OnceLock;
+
+use result_sanitizer::api::{Encoding, Options, OutputFormat, Sanitized};
+use result_sanitizer::{default_options, Limits, Sanitizer};
+
+pub fn sanitizer() -> &'static Sanitizer {
+    static S: OnceLock<Sanitizer> = OnceLock::new();
+    S.get_or_init(|| Sanitizer::new(Limits::default()).expect("embedded components load"))
+}
+
+pub fn opts(tool: &str) -> Options {
+    let mut o = default_options();
+    o.tool = tool.into();
+    o.call_id = "call_1".into();
+    o
+}
+
+/// Exact token count with tiktoken-rs directly (no chunking).
+pub fn tokens(text: &str, enc: Encoding) -> usize {
+    let bpe = match enc {
+        Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
+        Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+    };
+    bpe.encode_ordinary(text).len()
+}
+
+pub fn json(s: &Sanitized) -> serde_json::Value {
+    serde_json::from_str(&s.message).expect("message is JSON")
+}
+
+/// All model-visible text of a message, whatever its format.
+pub fn visible_text(s: &Sanitized, format: OutputFormat) -> String {
+    let v = json(s);
+    match format {
+        OutputFormat::Mcp => texts(&v["content"]),
+        OutputFormat::Openai => v["message"]["content"].as_str().unwrap().to_string(),
+        OutputFormat::Anthropic => texts(&v["message"]["content"]),
+    }
+}
+
+fn texts(content: &serde_json::Value) -> String {
+    content
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b.get("text").and_then(|t| t.as_str()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Validator for `CallToolResult` from the MCP 2025-11-25 schema.
+pub fn mcp_validator() -> &'static jsonschema::Validator {
+    static V: OnceLock<jsonschema::Validator> = OnceLock::new();
+    V.get_or_init(|| {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/mcp/schema-2025-11-25.json");
+        let mut schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("shared/mcp schema")).unwrap();
+        schema["$ref"] = "#/$defs/CallToolResult".into();
+        jsonschema::validator_for(&schema).expect("schema compiles")
+    })
+}
+
+pub fn assert_mcp_valid(v: &serde_json::Value) {
+    let errors: Vec<String> = mcp_validator().iter_errors(v).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "MCP schema violations: {errors:?}");
+}
+
+pub fn record(s: &Sanitized) -> serde_json::Value {
+    serde_json::to_value(&s.record).unwrap()
+}

@@ -82,7 +82,7 @@ pub fn cap(t: &Totals, cap: u64) -> String {
         _ => format!("the output continued past byte {} (total size unknown)", t.read_bytes),
     };
     format!(
-        "{PREFIX} byte cap of {cap} bytes reached; {rest}. They are not kept: to read them, \
+        "{PREFIX} byte cap of {cap} bytes reached; {rest}. The rest is not kept: to read it, \
          call the tool again with offset={} (bytes) or from line {} on.]",
         t.read_bytes,
         t.lines.max(1)

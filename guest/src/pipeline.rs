@@ -207,6 +207,9 @@ impl<'a> Run<'a> {
         // Byte cap, on a UTF-8 boundary.
         let n = byte_cap::cap_len(input, budget.max_bytes.min(usize::MAX as u64) as usize);
         let read = &input[..n];
+        // A host that caps while reading passes at most cap + 1 bytes; more
+        // than that means it passed the whole output.
+        let total = total.or_else(|| (input.len() as u64 > budget.max_bytes + 1).then_some(input.len() as u64));
         let original_bytes = total.unwrap_or(input.len() as u64).max(input.len() as u64);
         let cap_hit = (n as u64) < original_bytes;
         self.stage("byte-cap", input.len(), n);

@@ -1,0 +1,186 @@
+//! The CLI contract, through real child processes.
+
+mod common;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_result-sanitizer"))
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+fn stdout_json(o: &Output) -> serde_json::Value {
+    assert!(o.status.success(), "exit {:?}: {}", o.status, String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("stdout is one JSON message")
+}
+
+#[test]
+fn help_on_every_subcommand() {
+    for sub in [vec![], vec!["sanitize"], vec!["redact"], vec!["run"], vec!["pack"], vec!["pack", "build"], vec!["pack", "inspect"], vec!["pack", "check"]] {
+        let mut args = sub.clone();
+        args.push("--help");
+        let o = bin().args(&args).output().unwrap();
+        assert!(o.status.success(), "{args:?}");
+        assert!(String::from_utf8_lossy(&o.stdout).contains("Usage:"), "{args:?}");
+    }
+}
+
+#[test]
+fn no_secret_from_the_example_log_appears_anywhere() {
+    let log = root().join("examples/build-log.txt");
+    let secrets: Vec<String> = std::fs::read_to_string(root().join("examples/build-log.secrets.txt"))
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert!(secrets.len() > 30);
+    for args in [
+        vec!["sanitize", log.to_str().unwrap(), "--tool", "shell"],
+        vec!["sanitize", log.to_str().unwrap(), "--max-bytes", "2000000", "--format", "openai"],
+        vec!["sanitize", log.to_str().unwrap(), "--max-bytes", "2000000", "--max-tokens", "300", "--format", "anthropic", "--untrusted"],
+        vec!["redact", log.to_str().unwrap()],
+    ] {
+        let o = bin().args(&args).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let all = [o.stdout.as_slice(), o.stderr.as_slice()].concat();
+        let all = String::from_utf8_lossy(&all);
+        for s in &secrets {
+            assert!(!all.contains(s.as_str()), "a planted secret survived {:?}", args[0]);
+        }
+    }
+    // The whole file read: the PEM block, the curl header and the failing
+    // test at the end are all handled.
+    let o = bin().args(["sanitize", log.to_str().unwrap(), "--max-bytes", "2000000", "--max-tokens", "2000000", "--max-chars", "2000000"]).output().unwrap();
+    let v = stdout_json(&o);
+    common::assert_mcp_valid(&v);
+    let text = v["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("[REDACTED:private-key-block]"));
+    assert!(text.contains("> Authorization: Bearer [REDACTED:authorization-header]"));
+    assert!(text.contains("Process exited with code 101"));
+}
+
+#[test]
+fn file_and_stdin_agree_and_mcp_output_is_valid() {
+    let input = b"line one\nline two with password=Xk9mQ2vLp7zz\n";
+    let dir = std::env::temp_dir().join(format!("rs-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("in.txt");
+    std::fs::write(&f, input).unwrap();
+    let a = bin().args(["sanitize", f.to_str().unwrap(), "--tool", "cat"]).output().unwrap();
+    let b = run_with_stdin(&["sanitize", "-", "--tool", "cat"], input);
+    assert_eq!(a.stdout, b.stdout);
+    let v = stdout_json(&a);
+    common::assert_mcp_valid(&v);
+    assert!(!String::from_utf8_lossy(&a.stdout).contains("Xk9mQ2vLp7zz"));
+    let mcp = run_with_stdin(&["sanitize", "--input", "mcp"], std::fs::read(root().join("examples/mcp-result.json")).unwrap().as_slice());
+    let v = stdout_json(&mcp);
+    common::assert_mcp_valid(&v);
+    assert_eq!(v["content"][1]["type"], "image");
+}
+
+#[test]
+fn sanitize_stops_reading_at_the_cap() {
+    // 64 MiB offered on stdin; the CLI reads cap + 1 bytes and stops.
+    let big = vec![b'a'; 64 << 20];
+    let o = run_with_stdin(&["sanitize", "--max-bytes", "4096"], &big);
+    let v = stdout_json(&o);
+    let r = &v["_meta"]["result-sanitizer/record"];
+    assert_eq!(r["input_bytes"], 4097);
+    assert_eq!(r["byte_cap_hit"], true);
+}
+
+#[test]
+fn run_records_exit_status_and_kills_at_the_cap() {
+    let o = bin().args(["run", "--tool", "sh", "--", "sh", "-c", "echo out; echo err >&2; exit 3"]).output().unwrap();
+    let v = stdout_json(&o);
+    assert_eq!(v["isError"], true);
+    let text = v["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("[exit-status-3] command exited with status 3\n"), "{text}");
+    assert!(text.contains("out") && text.contains("err"));
+    // An endless writer is killed once the cap is passed.
+    let t = std::time::Instant::now();
+    let o = bin().args(["run", "--max-bytes", "10000", "--", "sh", "-c", "yes 'y'"]).output().unwrap();
+    let v = stdout_json(&o);
+    assert!(t.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(v["isError"], false, "a truncated result is not an error");
+    assert_eq!(v["_meta"]["result-sanitizer/record"]["byte_cap_hit"], true);
+}
+
+#[test]
+fn redact_is_byte_identical_where_nothing_matched() {
+    let mut input = Vec::new();
+    for i in 0..200_000u32 {
+        input.extend_from_slice(format!("{i} ordinary log line ✓\n").as_bytes());
+        if i % 50_000 == 0 {
+            input.extend_from_slice(b"\xff\xfe raw bytes\n");
+        }
+    }
+    let o = run_with_stdin(&["redact"], &input);
+    assert!(o.status.success());
+    assert!(o.stdout == input, "redact changed bytes that matched no rule");
+    let o = run_with_stdin(&["redact"], b"a\nexport GITHUB_TOKEN=ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M\nb\n");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "a\nexport GITHUB_TOKEN=[REDACTED:github-token]\nb\n");
+}
+
+#[test]
+fn failures_are_one_line_on_stderr_with_nonzero_exit() {
+    let o = bin().args(["sanitize", "--max-tokens", "5"]).stdin(Stdio::null()).output().unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("result-sanitizer: error: invalid options: max-tokens"));
+    assert!(o.stdout.is_empty());
+    let o = bin().args(["sanitize", "--pack", "/nonexistent.wasm"]).stdin(Stdio::null()).output().unwrap();
+    assert!(!o.status.success());
+    let o = bin().args(["sanitize", "--format", "xml"]).output().unwrap();
+    assert!(!o.status.success());
+}
+
+#[test]
+fn pack_build_reports_file_and_line() {
+    let dir = std::env::temp_dir().join(format!("rs-pack-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rules = dir.join("bad.toml");
+    std::fs::write(
+        &rules,
+        "[pack]\nname = \"t\"\nversion = \"1\"\ntenant = \"acme\"\n\n[[rules]]\nid = \"broken\"\nregex = '(unclosed'\nkeywords = [\"x\"]\nexamples = [\"x\"]\ncounter_examples = [\"y\"]\n",
+    )
+    .unwrap();
+    let o = bin().args(["pack", "build", rules.to_str().unwrap(), "-o", dir.join("p.wasm").to_str().unwrap()]).output().unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.toml:6: rule `broken`: rule `broken`: regex does not compile"), "{err}");
+    // A good one builds, inspects, and redacts its own token format.
+    std::fs::write(
+        &rules,
+        "[pack]\nname = \"acme\"\nversion = \"1.0.0\"\ntenant = \"acme\"\n\n[[rules]]\nid = \"acme-token\"\nregex = '\\b(acme_[a-f0-9]{32})\\b'\nkeywords = [\"acme_\"]\nsecret_group = 1\nexamples = [\"t=acme_0123456789abcdef0123456789abcdef\"]\ncounter_examples = [\"acme_short\"]\n",
+    )
+    .unwrap();
+    let pack = dir.join("acme.wasm");
+    let o = bin().args(["pack", "build", rules.to_str().unwrap(), "-o", pack.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = bin().args(["pack", "inspect", pack.to_str().unwrap()]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["name"], "acme");
+    assert_eq!(v["rule_ids"][0], "acme-token");
+    let o = run_with_stdin(&["sanitize", "--pack", pack.to_str().unwrap()], b"x acme_0123456789abcdef0123456789abcdef y");
+    let v = stdout_json(&o);
+    assert_eq!(v["content"][0]["text"], "x [REDACTED:acme-token] y");
+}

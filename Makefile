@@ -21,14 +21,20 @@ wasm-target:
 	  rustup target add $(WASM_TARGET) || \
 	  sh $(SHARED)/toolchain/install-wasm-target.sh
 
+# Every native cargo command here builds the whole workspace with all
+# targets, so features unify the same way each time and wasmtime is compiled
+# once (a narrower build would resolve other features and rebuild it).
+NATIVE := $(CARGO) build --release --workspace --all-targets
+
 # The pipeline as a core module, then components + precompiled artifacts
 # (xtask), then the CLI that embeds them.
 components: wasm-target
-	$(CARGO) build --release --target $(WASM_TARGET) -p result-sanitizer-pipeline
-	$(CARGO) run --release -q -p xtask -- $(CORE)
+	$(CARGO) build --release --target $(WASM_TARGET) -p result-sanitizer-pipeline -p pack-template
+	$(NATIVE)
+	target/release/xtask $(CORE)
 
 build: components
-	$(CARGO) build --release -p result-sanitizer --bins --examples
+	$(NATIVE)
 
 demo: build
 	@echo "== 1 MB CI log full of secrets, default limits (MCP) =="

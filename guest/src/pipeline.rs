@@ -55,7 +55,8 @@ pub fn sanitize(input: &[u8], opts: &Options, pack: &CompiledPack) -> Result<San
     };
     // Structured content shares the token budget with the text.
     let structured = structured.and_then(|s| {
-        let tokens = tok.count(&serde_json::to_string(&s).unwrap_or_default()) as u32;
+        let json = serde_json::to_string(&s).unwrap_or_default();
+        let tokens = tok.count_unless_fits(&json, budget.max_tokens as usize / 2).unwrap_or(json.len()) as u32;
         if tokens <= budget.max_tokens / 2 {
             run.structured_tokens = tokens;
             Some(s)
@@ -194,7 +195,7 @@ impl<'a> Run<'a> {
         rec.strategy = Strategy::Omitted;
         rec.omitted = vec![RecSpan { start_byte: 0, end_byte: rec.original_bytes, start_line: 0, end_line: 0 }];
         rec.output_chars = text::char_count(&text) as u64;
-        rec.output_tokens = Some(self.tok.count(&text) as u64);
+        rec.output_tokens = self.tok.count_unless_fits(&text, self.budget.max_tokens as usize).map(|n| n as u64);
         rec.stages = std::mem::take(&mut self.stages);
         let message = wrap::message(self.opts, &text, &[], None, true, &rec);
         Sanitized { message, record: rec, is_error: true }

@@ -21,25 +21,36 @@ use crate::text::floor_boundary;
 /// Largest chunk tokenized at once.
 pub const CHUNK: usize = 4096;
 
-/// A tokenizer for one encoding.
+/// A tokenizer for one encoding. Cheap to make: the tables are built the
+/// first time a method needs them, not before.
 #[derive(Clone, Copy)]
 pub struct Tokenizer {
-    bpe: &'static CoreBPE,
+    enc: Encoding,
 }
 
 impl Tokenizer {
-    /// The tokenizer for `enc`, built on first use.
+    /// The tokenizer for `enc`.
     pub fn get(enc: Encoding) -> Self {
-        let bpe = match enc {
+        Self { enc }
+    }
+
+    fn bpe(&self) -> &'static CoreBPE {
+        match self.enc {
             Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
             Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
-        };
-        Self { bpe }
+        }
+    }
+
+    /// Tokens in `s`, or `None` when its byte length alone proves it has at
+    /// most `budget` tokens (then nothing is tokenized).
+    pub fn count_unless_fits(&self, s: &str, budget: usize) -> Option<usize> {
+        (s.len() > budget).then(|| self.count(s))
     }
 
     /// Tokens in `s`.
     pub fn count(&self, s: &str) -> usize {
-        chunks(s).map(|c| self.bpe.encode_ordinary(c).len()).sum()
+        let bpe = self.bpe();
+        chunks(s).map(|c| bpe.encode_ordinary(c).len()).sum()
     }
 
     /// Bytes of `s` covered by its first `k` tokens (a token boundary,
@@ -51,7 +62,7 @@ impl Tokenizer {
             if left == 0 {
                 break;
             }
-            let toks = self.bpe.encode_ordinary(c);
+            let toks = self.bpe().encode_ordinary(c);
             if toks.len() <= left {
                 left -= toks.len();
                 off += c.len();
@@ -72,7 +83,7 @@ impl Tokenizer {
             if left == 0 {
                 break;
             }
-            let toks = self.bpe.encode_ordinary(c);
+            let toks = self.bpe().encode_ordinary(c);
             if toks.len() <= left {
                 left -= toks.len();
                 taken += c.len();
@@ -88,7 +99,7 @@ impl Tokenizer {
     }
 
     fn byte_len(&self, toks: &[u32]) -> usize {
-        self.bpe.decode_bytes(toks).map(|b| b.len()).unwrap_or(0)
+        self.bpe().decode_bytes(toks).map(|b| b.len()).unwrap_or(0)
     }
 }
 
@@ -126,7 +137,7 @@ mod tests {
         let t = Tokenizer::get(Encoding::O200kBase);
         let text: String = (0..2000).map(|i| format!("line {i}: the quick brown fox\n")).collect();
         assert!(text.len() > 3 * CHUNK);
-        assert_eq!(t.count(&text), t.bpe.encode_ordinary(&text).len());
+        assert_eq!(t.count(&text), t.bpe().encode_ordinary(&text).len());
     }
 
     #[test]

@@ -33,6 +33,7 @@ use crate::bindings::pipeline::Pipeline;
 use crate::error::{Error, Guest, Result};
 use crate::limits::{Limits, MAX_WASM_STACK, TICK};
 use crate::manifest::Manifest;
+use crate::signing::{self, TrustPolicy};
 use crate::wit::{RULE_PACK_INTERFACE, WIT_VERSION};
 
 /// Engine configuration shared by the runtime and the build-time
@@ -97,6 +98,12 @@ pub struct LoadedPack {
     pool: Mutex<Vec<Live>>,
 }
 
+impl std::fmt::Debug for LoadedPack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedPack").field("name", &self.manifest.name).field("sha256", &self.sha256).finish()
+    }
+}
+
 impl LoadedPack {
     /// The pack's manifest.
     pub fn manifest(&self) -> &Manifest {
@@ -125,8 +132,7 @@ pub enum PipelineSource<'a> {
 /// The host engine.
 pub struct Sanitizer {
     engine: Engine,
-    linker: Linker<Host>,
-    pipeline: Component,
+    pipeline_pre: wasmtime::component::InstancePre<Host>,
     limits: Limits,
     default_pack: Arc<LoadedPack>,
     stop_ticker: Arc<AtomicBool>,
@@ -181,7 +187,8 @@ impl Sanitizer {
                 prepare_pack(&engine, art.pack_wasm, component)?
             }
         };
-        Ok(Self { engine, linker, pipeline, limits, default_pack: Arc::new(pack), stop_ticker })
+        let pipeline_pre = linker.instantiate_pre(&pipeline).map_err(load_err("pipeline"))?;
+        Ok(Self { engine, pipeline_pre, limits, default_pack: Arc::new(pack), stop_ticker })
     }
 
     /// The limits in force.
@@ -206,17 +213,75 @@ impl Sanitizer {
         load_unverified(&self.engine, wasm)
     }
 
-    fn new_live(&self, pack: &LoadedPack) -> Result<Live> {
-        let host = Host {
+    /// Turns a core module built with wit-bindgen for the `pack` world (the
+    /// Rust pack template) into a pack component with a manifest. The
+    /// manifest comes from the pack itself: it is instantiated once, under
+    /// the pack limits, and asked for its info and rules.
+    pub fn wrap_pack_core(&self, core: &[u8]) -> Result<Vec<u8>> {
+        let component = crate::componentize::componentize(core).map_err(|e| Error::Load {
+            what: "pack core module".into(),
+            reason: format!("{e:#}"),
+        })?;
+        let compiled = Component::new(&self.engine, &component).map_err(load_err("pack component"))?;
+        if let Some((name, _)) = compiled.component_type().imports(&self.engine).next() {
+            return Err(Error::Load {
+                what: "pack core module".into(),
+                reason: format!("packs may import nothing, but it imports `{name}`"),
+            });
+        }
+        let mut store = Store::new(&self.engine, self.new_host("new pack"));
+        store.limiter(|h| h);
+        store.set_fuel(self.limits.pack_fuel).map_err(load_err("store"))?;
+        store.set_epoch_deadline(ticks(self.limits.timeout));
+        store.data_mut().in_pack = true;
+        let who = || Guest::Pack("new pack".into());
+        let inst = Linker::new(&self.engine).instantiate(&mut store, &compiled).map_err(|e| classify(e, &store, who()))?;
+        let pack = Pack::new(&mut store, &inst).map_err(load_err("pack exports"))?;
+        let iface = pack.result_sanitizer_core_rule_pack();
+        let info = iface.call_info(&mut store).map_err(|e| classify(e, &store, who()))?;
+        let rules = iface.call_rules(&mut store).map_err(|e| classify(e, &store, who()))?;
+        let has_detect = iface.call_has_detect(&mut store).map_err(|e| classify(e, &store, who()))?;
+        let manifest = Manifest {
+            name: info.name,
+            version: info.version,
+            tenant: info.tenant,
+            wit_version: info.wit_version,
+            rule_ids: rules.rules.into_iter().map(|r| r.id).collect(),
+            has_detect,
+        };
+        Ok(manifest.append_to(component))
+    }
+
+    fn new_host(&self, pack_name: &str) -> Host {
+        Host {
             limits: self.limits,
             pack: None,
-            pack_name: pack.manifest.name.clone(),
+            pack_name: pack_name.into(),
             in_pack: false,
             memory_hit: None,
             last_guest: None,
             _table: ResourceTable::new(),
-        };
-        let mut store = Store::new(&self.engine, host);
+        }
+    }
+
+    /// Verifies a pack for `tenant` under `policy` (before compiling
+    /// anything), then compiles it, through the on-disk cache when given.
+    pub fn load_pack(
+        &self,
+        wasm: &[u8],
+        policy: &TrustPolicy,
+        tenant: Option<&str>,
+        cache: Option<&std::path::Path>,
+    ) -> Result<LoadedPack> {
+        signing::verify(wasm, policy, tenant, std::time::SystemTime::now())?;
+        use sha2::Digest;
+        let sha = hex(&sha2::Sha256::digest(wasm));
+        let component = crate::registry::compile_cached(&self.engine, wasm, &sha, cache)?;
+        prepare_pack(&self.engine, wasm, component)
+    }
+
+    fn new_live(&self, pack: &LoadedPack) -> Result<Live> {
+        let mut store = Store::new(&self.engine, self.new_host(&pack.manifest.name));
         store.limiter(|h| h);
         store.set_fuel(self.limits.pack_fuel).map_err(load_err("store"))?;
         store.set_epoch_deadline(ticks(self.limits.timeout));
@@ -227,9 +292,8 @@ impl Sanitizer {
         let inst = inst.map_err(|e| classify(e, &store, Guest::Pack(pack.manifest.name.clone())))?;
         let bindings = Pack::new(&mut store, &inst).map_err(load_err("rule pack exports"))?;
         store.data_mut().pack = Some(Arc::new(bindings));
-        let pre = self.linker.instantiate_pre(&self.pipeline).map_err(load_err("pipeline"))?;
         store.set_fuel(self.limits.fuel).map_err(load_err("store"))?;
-        let inst = pre.instantiate(&mut store).map_err(|e| classify(e, &store, Guest::Pipeline))?;
+        let inst = self.pipeline_pre.instantiate(&mut store).map_err(|e| classify(e, &store, Guest::Pipeline))?;
         let pipeline = Pipeline::new(&mut store, &inst).map_err(load_err("pipeline exports"))?;
         Ok(Live { store, pipeline })
     }

@@ -50,6 +50,9 @@ pub enum Error {
     /// A component could not be loaded or linked.
     #[error("cannot load {what}: {reason}")]
     Load { what: String, reason: String },
+    /// A pack failed verification; nothing was compiled.
+    #[error(transparent)]
+    Refused(#[from] crate::signing::Refusal),
     /// Reading input or running a command failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),

@@ -34,6 +34,8 @@ pub mod io;
 pub mod limits;
 pub mod manifest;
 pub mod pack_build;
+pub mod registry;
+pub mod signing;
 pub mod wit;
 
 /// Bindings generated from `wit/` (the single source of the types).

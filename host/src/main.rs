@@ -14,6 +14,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use result_sanitizer::api::{Encoding, InputKind, Options, OutputFormat, ToolError};
 use result_sanitizer::io::{read_capped, redact_stream, run_capped};
 use result_sanitizer::pack_build::RulesFile;
+use std::sync::Arc;
+
+use result_sanitizer::registry::{Registry, RegistryConfig};
+use result_sanitizer::signing::{self, PublicKey, SecretKey, TrustPolicy};
 use result_sanitizer::{default_options, Error, Limits, LoadedPack, Sanitizer};
 
 #[derive(Parser)]
@@ -36,9 +40,8 @@ enum Cmd {
     Redact {
         /// Input file; `-` or nothing reads stdin.
         file: Option<PathBuf>,
-        /// Rule pack component (default: the embedded pack).
-        #[arg(long)]
-        pack: Option<PathBuf>,
+        #[command(flatten)]
+        packs: PackOpts,
         #[command(flatten)]
         limits: LimitOpts,
     },
@@ -49,6 +52,12 @@ enum Cmd {
         /// The command and its arguments (after `--`).
         #[arg(required = true, last = true)]
         command: Vec<String>,
+    },
+    /// Generate an Ed25519 key pair for signing packs: PREFIX.key and PREFIX.pub.
+    Keygen {
+        /// Output prefix.
+        #[arg(short, long)]
+        output: PathBuf,
     },
     /// Rule packs.
     Pack {
@@ -72,9 +81,45 @@ enum PackCmd {
         /// Tenant scope, `*` for any (default: [pack].tenant).
         #[arg(long)]
         tenant: Option<String>,
+        /// Build from this file alone, without the default rules underneath.
+        #[arg(long)]
+        no_defaults: bool,
         /// Output file.
         #[arg(short, long)]
         output: PathBuf,
+    },
+    /// Turn a core module built from the Rust pack template into a pack component.
+    Wrap {
+        /// Core wasm module (wit-bindgen, world `pack`).
+        core: PathBuf,
+        /// Output file.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Sign a pack (Ed25519 over the wasm bytes and its manifest), embedding the signature.
+    Sign {
+        /// Pack component.
+        pack: PathBuf,
+        /// Secret key file (PREFIX.key).
+        #[arg(long)]
+        key: PathBuf,
+        /// Expiry, RFC 3339 (e.g. 2027-01-01T00:00:00Z).
+        #[arg(long)]
+        expires: Option<String>,
+        /// Output file (default: sign in place).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Verify a pack's signature, expiry, WIT version and tenant scope.
+    Verify {
+        /// Pack component.
+        pack: PathBuf,
+        /// Trusted public key (PREFIX.pub); repeat for several.
+        #[arg(long = "trusted-key", required = true)]
+        trusted_keys: Vec<PathBuf>,
+        /// Tenant that will use it.
+        #[arg(long)]
+        tenant: Option<String>,
     },
     /// Check a rules file: every regex compiles and every example holds.
     Check {
@@ -166,11 +211,29 @@ struct SanitizeOpts {
     /// Content type of raw input (e.g. text/html).
     #[arg(long)]
     content_type: Option<String>,
-    /// Rule pack component (default: the embedded pack).
-    #[arg(long)]
-    pack: Option<PathBuf>,
+    #[command(flatten)]
+    packs: PackOpts,
     #[command(flatten)]
     limits: LimitOpts,
+}
+
+#[derive(Args)]
+struct PackOpts {
+    /// Rule pack component (default: the embedded pack).
+    #[arg(long, conflicts_with = "packs")]
+    pack: Option<PathBuf>,
+    /// Directory of tenant packs; the pack scoped to --tenant serves the call.
+    #[arg(long, requires = "tenant")]
+    packs: Option<PathBuf>,
+    /// Tenant making the call.
+    #[arg(long)]
+    tenant: Option<String>,
+    /// Trusted public key (PREFIX.pub); repeat for several (key rotation).
+    #[arg(long = "trusted-key")]
+    trusted_keys: Vec<PathBuf>,
+    /// Accept an unsigned --pack (development only).
+    #[arg(long)]
+    allow_unsigned: bool,
 }
 
 impl SanitizeOpts {
@@ -208,26 +271,49 @@ fn open_input(file: &Option<PathBuf>) -> io::Result<(Box<dyn Read>, Option<u64>)
         None => Ok((Box::new(io::stdin().lock()), None)),
         Some(p) if p.as_os_str() == "-" => Ok((Box::new(io::stdin().lock()), None)),
         Some(p) => {
-            let f = File::open(p)?;
+            let f = File::open(p).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
             let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
             Ok((Box::new(f), len))
         }
     }
 }
 
-fn load_pack(s: &Sanitizer, path: &Option<PathBuf>) -> Result<Option<LoadedPack>, Error> {
-    match path {
+fn read_key(path: &PathBuf) -> Result<PublicKey, Error> {
+    let p = if path.exists() { path.clone() } else { PathBuf::from(format!("{}.pub", path.display())) };
+    Ok(PublicKey::read(&p)?)
+}
+
+fn policy(po: &PackOpts) -> Result<TrustPolicy, Error> {
+    let keys = po.trusted_keys.iter().map(read_key).collect::<Result<Vec<_>, _>>()?;
+    Ok(TrustPolicy { keys, allow_unsigned: po.allow_unsigned })
+}
+
+fn cache_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|d| d.join("result-sanitizer"))
+}
+
+/// The pack chosen by the flags; `None` is the embedded default pack.
+fn select_pack(s: &Arc<Sanitizer>, po: &PackOpts) -> Result<Option<Arc<LoadedPack>>, Error> {
+    if let Some(dir) = &po.packs {
+        let tenant = po.tenant.as_deref().expect("clap requires --tenant");
+        let cfg = RegistryConfig { dir: dir.clone(), policy: policy(po)?, cache_dir: cache_dir(), capacity: 16 };
+        return Ok(Some(Registry::open(s.clone(), cfg)?.pack_for(tenant)?));
+    }
+    match &po.pack {
         None => Ok(None),
         Some(p) => {
-            let bytes = std::fs::read(p)?;
-            Ok(Some(s.load_pack_unverified(&bytes)?))
+            let bytes = read_file(p)?;
+            Ok(Some(Arc::new(s.load_pack(&bytes, &policy(po)?, po.tenant.as_deref(), cache_dir().as_deref())?)))
         }
     }
 }
 
 fn sanitize(file: &Option<PathBuf>, so: &SanitizeOpts) -> Result<(), Error> {
-    let s = Sanitizer::new(so.limits.limits())?;
-    let loaded = load_pack(&s, &so.pack)?;
+    let s = Arc::new(Sanitizer::new(so.limits.limits())?);
+    let loaded = select_pack(&s, &so.packs)?;
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
     let mut opts = so.options();
     let cap = match opts.input {
@@ -246,8 +332,8 @@ fn sanitize(file: &Option<PathBuf>, so: &SanitizeOpts) -> Result<(), Error> {
 }
 
 fn run(so: &SanitizeOpts, command: &[String]) -> Result<(), Error> {
-    let s = Sanitizer::new(so.limits.limits())?;
-    let loaded = load_pack(&s, &so.pack)?;
+    let s = Arc::new(Sanitizer::new(so.limits.limits())?);
+    let loaded = select_pack(&s, &so.packs)?;
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
     let mut opts = so.options();
     opts.input = InputKind::Raw;
@@ -271,9 +357,9 @@ fn run(so: &SanitizeOpts, command: &[String]) -> Result<(), Error> {
     Ok(())
 }
 
-fn redact(file: &Option<PathBuf>, pack: &Option<PathBuf>, limits: &LimitOpts) -> Result<(), Error> {
-    let s = Sanitizer::new(limits.limits())?;
-    let loaded = load_pack(&s, pack)?;
+fn redact(file: &Option<PathBuf>, po: &PackOpts, limits: &LimitOpts) -> Result<(), Error> {
+    let s = Arc::new(Sanitizer::new(limits.limits())?);
+    let loaded = select_pack(&s, po)?;
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
     let (reader, _) = open_input(file)?;
     let stdout = io::stdout().lock();
@@ -284,8 +370,11 @@ fn redact(file: &Option<PathBuf>, pack: &Option<PathBuf>, limits: &LimitOpts) ->
 
 fn pack_cmd(cmd: &PackCmd) -> Result<(), Error> {
     match cmd {
-        PackCmd::Build { rules, name, version, tenant, output } => {
-            let rf = parse_rules(rules)?;
+        PackCmd::Build { rules, name, version, tenant, no_defaults, output } => {
+            let mut rf = parse_rules(rules)?;
+            if !no_defaults {
+                rf = rf.over_defaults().map_err(|e| Error::InvalidPack(e.to_string()))?;
+            }
             let id = rf
                 .identity(name.as_deref(), version.as_deref(), tenant.as_deref())
                 .map_err(|e| Error::InvalidPack(e.to_string()))?;
@@ -295,13 +384,48 @@ fn pack_cmd(cmd: &PackCmd) -> Result<(), Error> {
             eprintln!("built {} ({} bytes, {} rules)", output.display(), wasm.len(), rf.rules.len());
             Ok(())
         }
+        PackCmd::Wrap { core, output } => {
+            let s = Sanitizer::new(Limits::default())?;
+            let wasm = s.wrap_pack_core(&read_file(core)?)?;
+            std::fs::write(output, &wasm)?;
+            eprintln!("wrote {} ({} bytes)", output.display(), wasm.len());
+            Ok(())
+        }
+        PackCmd::Sign { pack, key, expires, output } => {
+            let kp = if key.exists() { key.clone() } else { PathBuf::from(format!("{}.key", key.display())) };
+            let sk = SecretKey::read(&kp)?;
+            let signed = signing::sign(&read_file(pack)?, &sk, expires.as_deref()).map_err(Error::InvalidPack)?;
+            std::fs::write(output.as_ref().unwrap_or(pack), signed)?;
+            eprintln!("signed with key {}", sk.public().key_id());
+            Ok(())
+        }
+        PackCmd::Verify { pack, trusted_keys, tenant } => {
+            let keys = trusted_keys.iter().map(read_key).collect::<Result<Vec<_>, _>>()?;
+            let v = signing::verify(
+                &read_file(pack)?,
+                &TrustPolicy { keys, allow_unsigned: false },
+                tenant.as_deref(),
+                std::time::SystemTime::now(),
+            )?;
+            let signed = v.signed.expect("verified packs are signed");
+            println!(
+                "ok: pack `{}` {} for tenant `{}`, WIT {}, signed by {}, expires {}",
+                v.manifest.name,
+                v.manifest.version,
+                v.manifest.tenant,
+                v.manifest.wit_version,
+                signed.key_id,
+                signed.expires.as_deref().unwrap_or("never")
+            );
+            Ok(())
+        }
         PackCmd::Check { rules } => {
             let rf = parse_rules(rules)?;
             println!("{}: {} rules, all examples hold", rules.display(), rf.rules.len());
             Ok(())
         }
         PackCmd::Inspect { pack } => {
-            let bytes = std::fs::read(pack)?;
+            let bytes = read_file(pack)?;
             let m = result_sanitizer::manifest::Manifest::read(&bytes)
                 .map_err(|e| Error::InvalidPack(format!("{e:#}")))?
                 .ok_or_else(|| Error::InvalidPack("no manifest section".into()))?;
@@ -309,14 +433,37 @@ fn pack_cmd(cmd: &PackCmd) -> Result<(), Error> {
             let sha: String = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
             let mut v = serde_json::to_value(&m).expect("manifest serializes");
             v["sha256"] = sha.into();
+            let sig = signing::read_signature(&bytes)?;
+            v["signer_key_id"] = sig.as_ref().map(|s| s.key_id.clone()).into();
+            v["expires"] = sig.as_ref().and_then(|s| s.expires.clone()).into();
+            v["signed"] = sig.is_some().into();
             println!("{}", serde_json::to_string_pretty(&v).expect("json"));
             Ok(())
         }
     }
 }
 
+fn read_file(p: &PathBuf) -> Result<Vec<u8>, Error> {
+    std::fs::read(p).map_err(|e| Error::Io(io::Error::new(e.kind(), format!("{}: {e}", p.display()))))
+}
+
+fn keygen(prefix: &PathBuf) -> Result<(), Error> {
+    let sk = SecretKey::generate();
+    let key = PathBuf::from(format!("{}.key", prefix.display()));
+    let public = PathBuf::from(format!("{}.pub", prefix.display()));
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&key)?;
+        f.write_all(sk.to_text().as_bytes())?;
+    }
+    std::fs::write(&public, sk.public().to_text())?;
+    println!("key id {}: wrote {} and {}", sk.public().key_id(), key.display(), public.display());
+    Ok(())
+}
+
 fn parse_rules(path: &PathBuf) -> Result<RulesFile, Error> {
-    let text = std::fs::read_to_string(path)?;
+    let text = String::from_utf8(read_file(path)?)
+        .map_err(|_| Error::InvalidPack(format!("{}: not UTF-8", path.display())))?;
     RulesFile::parse(&path.display().to_string(), &text).map_err(|e| Error::InvalidPack(e.to_string()))
 }
 
@@ -324,7 +471,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match &cli.cmd {
         Cmd::Sanitize { file, opts } => sanitize(file, opts),
-        Cmd::Redact { file, pack, limits } => redact(file, pack, limits),
+        Cmd::Redact { file, packs, limits } => redact(file, packs, limits),
+        Cmd::Keygen { output } => keygen(output),
         Cmd::Run { opts, command } => run(opts, command),
         Cmd::Pack { cmd } => pack_cmd(cmd),
     };

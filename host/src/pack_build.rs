@@ -42,6 +42,9 @@ use result_sanitizer_pipeline::redact::Ruleset;
 use crate::manifest::Manifest;
 use crate::wit::{self, RULE_PACK_INTERFACE, WIT_VERSION};
 
+/// The default rules file, embedded.
+pub const DEFAULT_RULES: &str = include_str!("../../rules/default.toml");
+
 /// The `[pack]` table.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -262,6 +265,29 @@ impl RulesFile {
             }
         }
         p
+    }
+
+    /// This file's rules, allowlist, roots and budgets added to the default
+    /// pack's (`rules/default.toml`, embedded): a tenant pack extends the
+    /// defaults unless built with `--no-defaults`. Ids must not clash.
+    pub fn over_defaults(self) -> Result<Self, RulesError> {
+        let mut base = Self::parse("rules/default.toml (embedded)", DEFAULT_RULES)?;
+        let ids: BTreeSet<String> = base.rules.iter().map(|r| r.get_ref().id.clone()).collect();
+        let clashes: Vec<String> = self
+            .rules
+            .iter()
+            .filter(|r| ids.contains(&r.get_ref().id))
+            .map(|r| format!("rule `{}` has the id of a default rule; rename it or build with --no-defaults", r.get_ref().id))
+            .collect();
+        if !clashes.is_empty() {
+            return Err(RulesError { problems: clashes });
+        }
+        base.pack = self.pack;
+        base.allowlist.regexes.extend(self.allowlist.regexes);
+        base.path_roots.extend(self.path_roots);
+        base.budgets = self.budgets;
+        base.rules.extend(self.rules);
+        Ok(base)
     }
 
     /// The rule set as the pipeline's type (for native use and tests).

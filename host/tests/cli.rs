@@ -174,13 +174,16 @@ fn pack_build_reports_file_and_line() {
     )
     .unwrap();
     let pack = dir.join("acme.wasm");
-    let o = bin().args(["pack", "build", rules.to_str().unwrap(), "-o", pack.to_str().unwrap()]).output().unwrap();
+    let o = bin().args(["pack", "build", rules.to_str().unwrap(), "--no-defaults", "-o", pack.to_str().unwrap()]).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = bin().args(["pack", "inspect", pack.to_str().unwrap()]).output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["name"], "acme");
     assert_eq!(v["rule_ids"][0], "acme-token");
-    let o = run_with_stdin(&["sanitize", "--pack", pack.to_str().unwrap()], b"x acme_0123456789abcdef0123456789abcdef y");
+    let o = run_with_stdin(&["sanitize", "--pack", pack.to_str().unwrap()], b"x");
+    assert!(!o.status.success(), "an unsigned pack needs --allow-unsigned");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unsigned"));
+    let o = run_with_stdin(&["sanitize", "--pack", pack.to_str().unwrap(), "--allow-unsigned"], b"x acme_0123456789abcdef0123456789abcdef y");
     let v = stdout_json(&o);
     assert_eq!(v["content"][0]["text"], "x [REDACTED:acme-token] y");
 }

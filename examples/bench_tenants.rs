@@ -1,0 +1,101 @@
+//! Benchmark: many tenants on one host (`make bench` runs it).
+//!
+//! Builds and signs N tenant packs (default 1000), each the default rules
+//! plus one in-house rule, writes them to a directory, and opens a
+//! [`Registry`] over it. Then, per tenant, measures the latency from its
+//! verified file to its first result (verify, compile or load from the
+//! cache, instantiate pack and pipeline, first call), first with an empty
+//! compile cache and then with a warm one, and reports the host's RSS
+//! with every tenant loaded.
+//!
+//! Usage: `bench_tenants [N]`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use result_sanitizer::pack_build::{self, RulesFile};
+use result_sanitizer::registry::{Registry, RegistryConfig};
+use result_sanitizer::signing::{self, SecretKey, TrustPolicy};
+use result_sanitizer::{default_options, Limits, Sanitizer};
+
+fn rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn pct(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn run(reg: &Registry, n: usize, label: &str) -> Vec<Duration> {
+    let mut opts = default_options();
+    opts.tool = "shell".into();
+    let mut lat = Vec::with_capacity(n);
+    for i in 0..n {
+        let t = Instant::now();
+        let out = reg
+            .sanitize(&format!("tenant-{i}"), format!("t{i}_0123456789abcdef0123456789abcdef ok").as_bytes(), &opts)
+            .expect("first result");
+        lat.push(t.elapsed());
+        assert!(out.message.contains(&format!("[REDACTED:t{i}-token]")));
+    }
+    lat.sort();
+    println!(
+        "{label:<28} median {:>8.2?}  p99 {:>8.2?}  max {:>8.2?}  (goal: ≤ 20 ms per new tenant)",
+        pct(&lat, 0.5),
+        pct(&lat, 0.99),
+        lat[lat.len() - 1]
+    );
+    lat
+}
+
+fn main() {
+    let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1000);
+    let dir = std::env::temp_dir().join(format!("rs-bench-tenants-{}", std::process::id()));
+    let cache = dir.join("cache");
+    let packs = dir.join("packs");
+    std::fs::create_dir_all(&packs).unwrap();
+    let key = SecretKey::generate();
+
+    let t = Instant::now();
+    for i in 0..n {
+        let rules = format!(
+            "[pack]\nname = \"tenant-{i}\"\nversion = \"1.0.0\"\ntenant = \"tenant-{i}\"\n\n[[rules]]\nid = \"t{i}-token\"\n\
+             regex = '\\b(t{i}_[a-f0-9]{{32}})\\b'\nkeywords = [\"t{i}_\"]\nsecret_group = 1\n\
+             examples = [\"t{i}_0123456789abcdef0123456789abcdef\"]\ncounter_examples = [\"t{i}_x\"]\n"
+        );
+        let rf = RulesFile::parse("bench.toml", &rules).unwrap().over_defaults().unwrap();
+        let id = rf.identity(None, None, None).unwrap();
+        let wasm = signing::sign(&pack_build::build(&rf, &id).unwrap(), &key, None).unwrap();
+        std::fs::write(packs.join(format!("tenant-{i}.wasm")), wasm).unwrap();
+    }
+    println!("built and signed {n} packs in {:.2?} ({:.2?} per pack)", t.elapsed(), t.elapsed() / n as u32);
+
+    let rss0 = rss_mib();
+    let s = Arc::new(Sanitizer::new(Limits::default()).unwrap());
+    let config = RegistryConfig {
+        dir: packs.clone(),
+        policy: TrustPolicy { keys: vec![key.public()], allow_unsigned: false },
+        cache_dir: Some(cache),
+        capacity: n,
+    };
+    let t = Instant::now();
+    let reg = Registry::open(s.clone(), config.clone()).unwrap();
+    println!("indexed {} tenants in {:.2?}", reg.tenants(), t.elapsed());
+    let rss_base = rss_mib();
+    run(&reg, n, "new tenant, cold cache:");
+    let rss_all = rss_mib();
+    println!(
+        "RSS: {rss0:.0} MiB before the host, {rss_base:.0} MiB with the pipeline, {rss_all:.0} MiB with {n} tenants loaded \
+         ({:.2} MiB per tenant; goal: ≤ 1024 MiB for 1000)",
+        (rss_all - rss_base) / n as f64
+    );
+    drop(reg);
+    let reg = Registry::open(s, config).unwrap();
+    run(&reg, n, "new tenant, warm cache:");
+    let _ = std::fs::remove_dir_all(&dir);
+}

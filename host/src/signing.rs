@@ -37,6 +37,7 @@ const CONTEXT: &[u8] = b"result-sanitizer pack signature v1\n";
 
 /// What the signature covers besides the bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SignedManifest {
     /// Pack name.
     pub name: String,
@@ -55,6 +56,7 @@ pub struct SignedManifest {
 }
 
 #[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct SignatureSection {
     v: u32,
     manifest: SignedManifest,

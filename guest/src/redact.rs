@@ -34,6 +34,8 @@ pub const REDACTED_PREFIX: &str = "[REDACTED:";
 
 struct CompiledRule {
     id: String,
+    /// Path rules' matches are not propagated (a user name can be a word).
+    propagate: bool,
     regex: Regex,
     secret_group: usize,
     entropy: Option<f32>,
@@ -107,6 +109,7 @@ impl Ruleset {
             }
             rules.push(CompiledRule {
                 id: r.id.clone(),
+                propagate: r.kind == crate::pack_api::RuleKind::Secret,
                 regex,
                 secret_group: r.secret_group as usize,
                 entropy: r.entropy,
@@ -182,10 +185,17 @@ impl Ruleset {
         for &ri in &self.unanchored {
             windows.insert(ri, vec![(0, text.len())]);
         }
+        let mut propagate: Vec<(String, String)> = Vec::new();
         for (ri, list) in windows {
             let rule = &self.rules[ri];
+            let before = spans.len();
             for (ws, we) in list {
                 self.scan_window(text, rule, ws, we, &mut spans);
+            }
+            if rule.propagate {
+                for s in &spans[before..] {
+                    propagate.push((text[s.start..s.end].to_string(), s.rule.clone()));
+                }
             }
         }
         if let Some(roots) = &self.roots {
@@ -199,16 +209,28 @@ impl Ruleset {
             // not a non-empty in-range span on character boundaries.
             if s < e && e <= text.len() && text.is_char_boundary(s) && text.is_char_boundary(e) {
                 spans.push(Span { start: s, end: e, rule: sanitize_rule_id(&f.rule_id) });
+                propagate.push((text[s..e].to_string(), sanitize_rule_id(&f.rule_id)));
             }
         }
+        propagate_values(text, &propagate, &mut spans);
         merge(spans)
     }
 
     fn scan_window(&self, text: &str, rule: &CompiledRule, ws: usize, we: usize, out: &mut Vec<Span>) {
-        let hay = &text[..we];
+        let mut hay = &text[..we];
         let mut pos = ws;
         while pos <= hay.len() {
-            let Some(caps) = rule.regex.captures_at(hay, pos) else { break };
+            let Some(mut caps) = rule.regex.captures_at(hay, pos) else { break };
+            // A match that runs into the window's end may be cut short by it
+            // (a long token, a PEM block): widen the window and match again.
+            while caps.get(0).expect("group 0").end() == hay.len() && hay.len() < text.len() {
+                let wider = ceil_boundary(text, (hay.len() + hay.len().max(rule.window) * 2).min(text.len()));
+                hay = &text[..wider];
+                match rule.regex.captures_at(hay, pos) {
+                    Some(c) => caps = c,
+                    None => break,
+                }
+            }
             let whole = caps.get(0).expect("group 0");
             if let Some(g) = caps.get(rule.secret_group) {
                 if g.start() < g.end() && self.accept(rule, g.as_str()) {
@@ -242,6 +264,29 @@ impl Ruleset {
             }
         }
         !rule.allow.iter().chain(self.global_allow.iter()).any(|a| a.is_match(secret))
+    }
+}
+
+/// Every other occurrence of a value already found to be a secret is a
+/// secret too: a token caught in `TOKEN=...` is also caught where the same
+/// text prints it bare (a stack trace, a CSV cell). One Aho-Corasick pass
+/// over the text for the values found, only when some were found; values
+/// under 8 bytes are not propagated (too likely to be ordinary words).
+fn propagate_values(text: &str, found: &[(String, String)], spans: &mut Vec<Span>) {
+    let mut values: Vec<&(String, String)> = found.iter().filter(|(v, _)| v.len() >= 8).collect();
+    if values.is_empty() {
+        return;
+    }
+    values.sort();
+    values.dedup_by(|a, b| a.0 == b.0);
+    let Ok(ac) = AhoCorasickBuilder::new()
+        .match_kind(MatchKind::LeftmostLongest)
+        .build(values.iter().map(|(v, _)| v.as_str()))
+    else {
+        return;
+    };
+    for m in ac.find_iter(text) {
+        spans.push(Span { start: m.start(), end: m.end(), rule: values[m.pattern().as_usize()].1.clone() });
     }
 }
 

@@ -38,6 +38,7 @@ pub use result_sanitizer::core::rule_pack as pack_api;
 
 pub mod byte_cap;
 pub mod char_budget;
+pub mod decode;
 pub mod defang;
 pub mod edits;
 pub mod json_twin;

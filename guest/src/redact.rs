@@ -160,8 +160,19 @@ impl Ruleset {
         self.rules.is_empty()
     }
 
-    /// Every span to redact in `text`, merged and sorted.
+    /// Every span to redact in `text`, merged and sorted: rule matches,
+    /// custom findings, other occurrences of found values, and encoded
+    /// spans (base64, percent, `\u` escapes) whose decoded text holds a
+    /// secret.
     pub fn scan(&self, text: &str, custom: &[Finding]) -> Vec<Span> {
+        let mut spans = self.scan_plain(text, custom);
+        spans.extend(crate::decode::encoded_secrets(text, |decoded| {
+            self.scan_plain(decoded, &[]).into_iter().next().map(|s| s.rule)
+        }));
+        merge(spans)
+    }
+
+    fn scan_plain(&self, text: &str, custom: &[Finding]) -> Vec<Span> {
         let mut spans = Vec::new();
         // windows per rule: rule index → list of (start, end)
         let mut windows: BTreeMap<usize, Vec<(usize, usize)>> = BTreeMap::new();

@@ -158,7 +158,21 @@ fn contexts(r: &mut Rng, var: &str, value: &str) -> Vec<(&'static str, String)> 
         ),
         ("csv", format!("name,value,updated\nregion,us-east-1,2026-11-01\n{var},{value},2026-11-02\n")),
         ("export", format!("$ export {var}='{value}'\n$ ./deploy.sh\ndeploying {id}...\n")),
+        // Encoded: only a decoder sees these.
+        (
+            "k8s-secret-b64",
+            format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: app-{id}\ntype: Opaque\ndata:\n  {}: {}\n", var.to_ascii_lowercase(), b64(value)),
+        ),
+        ("configmap-env-b64", format!("apiVersion: v1\nkind: ConfigMap\ndata:\n  dotenv: {}\n", b64(&format!("{var}={value}\n")))),
+        ("git-extraheader", format!("$ git -c http.extraheader=\"AUTHORIZATION: basic {}\" fetch\n", b64(&format!("x-access-token:{value}")))),
+        ("percent-encoded", format!("GET /callback?{var}={} HTTP/1.1\n", value.bytes().map(|c| format!("%{c:02X}")).collect::<String>())),
+        ("json-escaped", format!("{{\"log\":\"loaded {var}={}\"}}\n", value.chars().map(|c| format!("\\u{:04x}", c as u32)).collect::<String>())),
     ]
+}
+
+fn b64(s: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(s)
 }
 
 fn negatives(r: &mut Rng) -> Vec<(&'static str, String)> {

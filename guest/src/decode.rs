@@ -1,0 +1,215 @@
+//! Encoded secrets: base64, percent-encoding and `\u`/`\x` escapes.
+//!
+//! Credentials often appear only encoded: a docker `auth`, a Kubernetes
+//! `data:` value, a git `http.extraheader`, a password in a query string, a
+//! token inside a JSON-escaped string. One pass over the bytes splits the
+//! text at delimiters (space, quotes, brackets, `,;`); inside each token,
+//! runs of 16+ base64 characters are decoded (hex-only runs are skipped:
+//! they are hashes and decode to binary), and tokens with `%XX` or `\u`
+//! escapes are unescaped. A decoded text that is printable UTF-8 is scanned
+//! with the plain rules; if it holds a secret, the *encoded* span is
+//! redacted under that rule's id. Decoding is one level deep and bounded
+//! ([`MAX_DECODED`] bytes per text), so hostile input cannot make it costly.
+
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
+use base64::engine::DecodePaddingMode;
+use base64::{alphabet, Engine};
+
+use crate::redact::Span;
+
+/// Total decoded bytes scanned per text.
+pub const MAX_DECODED: usize = 4 << 20;
+const MIN_RUN: usize = 16;
+const MAX_TOKEN: usize = 64 * 1024;
+
+fn engines() -> (GeneralPurpose, GeneralPurpose) {
+    let cfg = GeneralPurposeConfig::new()
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true);
+    (GeneralPurpose::new(&alphabet::STANDARD, cfg), GeneralPurpose::new(&alphabet::URL_SAFE, cfg))
+}
+
+fn is_delim(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'`' | b'<' | b'>' | b',' | b';' | b'(' | b')' | b'[' | b']' | b'{' | b'}')
+}
+
+fn is_b64(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_')
+}
+
+fn printable(s: &str) -> bool {
+    let n = s.chars().count();
+    n > 0 && s.chars().filter(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t')).count() * 10 >= n * 9
+}
+
+/// Spans of `text` that are encodings of a secret; `inner` scans a decoded
+/// text and returns the id of the first rule that finds something.
+pub fn encoded_secrets(text: &str, inner: impl Fn(&str) -> Option<String>) -> Vec<Span> {
+    let b = text.as_bytes();
+    let (std, url) = engines();
+    let mut out = Vec::new();
+    let mut budget = MAX_DECODED;
+    let mut i = 0;
+    while i < b.len() && budget > 0 {
+        if is_delim(b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && !is_delim(b[i]) {
+            i += 1;
+        }
+        let tok = start..i;
+        if tok.len() < MIN_RUN || tok.len() > MAX_TOKEN {
+            continue;
+        }
+        // Base64 runs inside the token.
+        let mut j = tok.start;
+        while j < tok.end {
+            if !is_b64(b[j]) {
+                j += 1;
+                continue;
+            }
+            let rs = j;
+            while j < tok.end && is_b64(b[j]) {
+                j += 1;
+            }
+            let mut re = j;
+            while re < tok.end && re - j < 2 && b[re] == b'=' {
+                re += 1;
+            }
+            let run = &b[rs..j];
+            if run.len() < MIN_RUN || run.iter().all(u8::is_ascii_hexdigit) {
+                continue;
+            }
+            let engine = if run.iter().any(|&c| c == b'-' || c == b'_') { &url } else { &std };
+            let Ok(decoded) = engine.decode(run) else { continue };
+            budget = budget.saturating_sub(decoded.len());
+            if let Ok(d) = std::str::from_utf8(&decoded) {
+                if printable(d) {
+                    if let Some(rule) = inner(d) {
+                        out.push(Span { start: rs, end: re, rule });
+                    }
+                }
+            }
+        }
+        // Percent-encoding and backslash escapes: unescape the token.
+        let t = &text[tok.clone()];
+        let unescaped = if t.contains('%') {
+            percent_decode(t)
+        } else if t.contains("\\u") || t.contains("\\x") || t.contains("\\/") {
+            unescape(t)
+        } else {
+            None
+        };
+        if let Some(u) = unescaped {
+            budget = budget.saturating_sub(u.len());
+            if let Some(rule) = inner(&u) {
+                out.push(Span { start: tok.start, end: tok.end, rule });
+            }
+        }
+    }
+    out
+}
+
+fn hex(c: u8) -> Option<u8> {
+    (c as char).to_digit(16).map(|d| d as u8)
+}
+
+/// `%XX` decoded (and `+` as space), if anything changed and it is UTF-8.
+fn percent_decode(t: &str) -> Option<String> {
+    let b = t.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut changed = false;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push(h << 4 | l);
+                i += 3;
+                changed = true;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    if !changed {
+        return None;
+    }
+    String::from_utf8(out).ok()
+}
+
+/// `\uXXXX`, `\xXX`, `\/` and `\\` resolved, if anything changed.
+fn unescape(t: &str) -> Option<String> {
+    let mut out = String::with_capacity(t.len());
+    let mut chars = t.chars().peekable();
+    let mut changed = false;
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek() {
+            Some('u') => {
+                chars.next();
+                let h: String = chars.by_ref().take(4).collect();
+                match u32::from_str_radix(&h, 16).ok().and_then(char::from_u32) {
+                    Some(ch) => {
+                        out.push(ch);
+                        changed = true;
+                    }
+                    None => {
+                        out.push_str("\\u");
+                        out.push_str(&h);
+                    }
+                }
+            }
+            Some('x') => {
+                chars.next();
+                let h: String = chars.by_ref().take(2).collect();
+                match u8::from_str_radix(&h, 16).ok().filter(u8::is_ascii) {
+                    Some(v) => {
+                        out.push(v as char);
+                        changed = true;
+                    }
+                    None => {
+                        out.push_str("\\x");
+                        out.push_str(&h);
+                    }
+                }
+            }
+            Some('/') | Some('\\') => {
+                out.push(chars.next().expect("peeked"));
+                changed = true;
+            }
+            _ => out.push('\\'),
+        }
+    }
+    changed.then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finder(d: &str) -> Option<String> {
+        d.contains("ghp_").then(|| "github-token".to_string())
+    }
+
+    #[test]
+    fn base64_percent_and_escapes() {
+        let tok = "ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M";
+        let b64 = base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{tok}"));
+        let text = format!("extraheader = AUTHORIZATION: basic {b64}\n");
+        let spans = encoded_secrets(&text, finder);
+        assert_eq!(spans.len(), 1);
+        assert_eq!(&text[spans[0].start..spans[0].end], b64);
+        let pct = "https://x/cb?t=%67hp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M&y=1";
+        assert_eq!(encoded_secrets(pct, finder).len(), 1);
+        let esc = r#"{"t": "\u0067hp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M"}"#;
+        assert_eq!(encoded_secrets(esc, finder).len(), 1);
+        let hashes = "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+        assert!(encoded_secrets(hashes, finder).is_empty());
+    }
+}

@@ -44,6 +44,7 @@ pub fn default_options() -> Options {
         untrusted: false,
         content_type: None,
         tool_error: None,
+        lenient: false,
         total_bytes: None,
     }
 }
@@ -52,6 +53,11 @@ fn override_for<'a>(rules: &'a RuleSet, tool: &str) -> (Option<&'a BudgetOverrid
     let exact = rules.budgets.iter().find(|b| b.tool == tool);
     let any = rules.budgets.iter().find(|b| b.tool == "*");
     (exact, any)
+}
+
+/// Whether `opts` runs in lenient (documentation) mode.
+pub fn lenient(opts: &Options, rules: &RuleSet) -> bool {
+    opts.lenient || rules.lenient_tools.iter().any(|t| *t == opts.tool)
 }
 
 /// Resolves and validates the budget for `opts`.
@@ -102,7 +108,7 @@ mod tests {
     use super::*;
 
     fn rules(b: Vec<BudgetOverride>) -> RuleSet {
-        RuleSet { rules: vec![], allow_regexes: vec![], path_roots: vec![], budgets: b }
+        RuleSet { rules: vec![], allow_regexes: vec![], path_roots: vec![], budgets: b, lenient_tools: vec![] }
     }
 
     #[test]

@@ -89,6 +89,7 @@ struct Run<'a> {
     notes: Vec<String>,
     structured_tokens: u32,
     record: Option<SanitizeRecord>,
+    lenient: bool,
 }
 
 /// The redacted text and the way back to the input.
@@ -137,6 +138,7 @@ impl<'a> Run<'a> {
             notes: Vec::new(),
             structured_tokens: 0,
             record: None,
+            lenient: options::lenient(opts, &pack.rules),
         }
     }
 
@@ -147,7 +149,7 @@ impl<'a> Run<'a> {
     fn error_line(&self) -> Option<String> {
         self.opts.tool_error.as_ref().map(|e| {
             // The message is caller text: redact it like the content.
-            let spans = self.pack.ruleset.scan(&e.message, &[]);
+            let spans = self.pack.ruleset.scan_mode(&e.message, &[], self.lenient);
             let mut c = BTreeMap::new();
             let (msg, _) = edits::apply(&e.message, &redact::to_edits(&spans, &mut c));
             wrap::error_line(&e.code, &msg)
@@ -223,7 +225,7 @@ impl<'a> Run<'a> {
 
         // Redact secrets and paths; defang look-alikes of our markup.
         let custom = self.pack.detect(&decoded.text);
-        let spans = self.pack.ruleset.scan(&decoded.text, &custom);
+        let spans = self.pack.ruleset.scan_mode(&decoded.text, &custom, self.lenient);
         let mut edit_list = redact::to_edits(&spans, &mut self.counts);
         let mut defangs = defang::edits(&decoded.text);
         defangs.retain(|d| !spans.iter().any(|s| d.start < s.end && s.start < d.end));
@@ -265,7 +267,7 @@ impl<'a> Run<'a> {
             let inner = compose(&prep, cut, cap_hit, budget.max_bytes, &totals, &notes, is_empty);
             let framed = wrap::frame(self.opts, err.as_deref(), &inner);
             // Redact once more over the final text.
-            let spans = self.pack.ruleset.scan(&framed, &self.pack.detect(&framed));
+            let spans = self.pack.ruleset.scan_mode(&framed, &self.pack.detect(&framed), self.lenient);
             let mut final_counts = BTreeMap::new();
             let (text, _) = edits::apply(&framed, &redact::to_edits(&spans, &mut final_counts));
             Rendered { text, cut, final_counts }

@@ -36,6 +36,7 @@ struct CompiledRule {
     id: String,
     /// Path rules' matches are not propagated (a user name can be a word).
     propagate: bool,
+    strict_only: bool,
     regex: Regex,
     secret_group: usize,
     entropy: Option<f32>,
@@ -110,6 +111,7 @@ impl Ruleset {
             rules.push(CompiledRule {
                 id: r.id.clone(),
                 propagate: r.kind == crate::pack_api::RuleKind::Secret,
+                strict_only: r.strict_only,
                 regex,
                 secret_group: r.secret_group as usize,
                 entropy: r.entropy,
@@ -165,14 +167,19 @@ impl Ruleset {
     /// spans (base64, percent, `\u` escapes) whose decoded text holds a
     /// secret.
     pub fn scan(&self, text: &str, custom: &[Finding]) -> Vec<Span> {
-        let mut spans = self.scan_plain(text, custom);
+        self.scan_mode(text, custom, false)
+    }
+
+    /// [`Self::scan`], skipping strict-only rules when `lenient`.
+    pub fn scan_mode(&self, text: &str, custom: &[Finding], lenient: bool) -> Vec<Span> {
+        let mut spans = self.scan_plain(text, custom, lenient);
         spans.extend(crate::decode::encoded_secrets(text, |decoded| {
-            self.scan_plain(decoded, &[]).into_iter().next().map(|s| s.rule)
+            self.scan_plain(decoded, &[], lenient).into_iter().next().map(|s| s.rule)
         }));
         merge(spans)
     }
 
-    fn scan_plain(&self, text: &str, custom: &[Finding]) -> Vec<Span> {
+    fn scan_plain(&self, text: &str, custom: &[Finding], lenient: bool) -> Vec<Span> {
         let mut spans = Vec::new();
         // windows per rule: rule index → list of (start, end)
         let mut windows: BTreeMap<usize, Vec<(usize, usize)>> = BTreeMap::new();
@@ -199,6 +206,9 @@ impl Ruleset {
         let mut propagate: Vec<(String, String)> = Vec::new();
         for (ri, list) in windows {
             let rule = &self.rules[ri];
+            if lenient && rule.strict_only {
+                continue;
+            }
             let before = spans.len();
             for (ws, we) in list {
                 self.scan_window(text, rule, ws, we, &mut spans);
@@ -381,11 +391,12 @@ mod tests {
             window: 0,
             allow_regexes: vec![],
             stopwords: vec![],
+            strict_only: false,
         }
     }
 
     fn set(rules: Vec<Rule>) -> RuleSet {
-        RuleSet { rules, allow_regexes: vec![], path_roots: vec!["/srv/acme".into()], budgets: vec![] }
+        RuleSet { rules, allow_regexes: vec![], path_roots: vec!["/srv/acme".into()], budgets: vec![], lenient_tools: vec![] }
     }
 
     #[test]

@@ -93,6 +93,7 @@ mod tests {
             window: 0,
             allow_regexes: vec![],
             stopwords: vec![],
+            strict_only: false,
         };
         let info = PackInfo {
             name: "t".into(),
@@ -101,7 +102,7 @@ mod tests {
             wit_version: "0.1.0".into(),
             description: String::new(),
         };
-        let rules = RuleSet { rules: vec![rule], allow_regexes: vec![], path_roots: vec![], budgets: vec![] };
+        let rules = RuleSet { rules: vec![rule], allow_regexes: vec![], path_roots: vec![], budgets: vec![], lenient_tools: vec![] };
         CompiledPack::new(Box::new(StaticRules { info, rules })).unwrap()
     }
 

@@ -78,6 +78,7 @@ pub fn default_options() -> api::Options {
         untrusted: false,
         content_type: None,
         tool_error: None,
+        lenient: false,
         total_bytes: None,
     }
 }

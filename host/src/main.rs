@@ -211,6 +211,9 @@ struct SanitizeOpts {
     /// Content type of raw input (e.g. text/html).
     #[arg(long)]
     content_type: Option<String>,
+    /// Lenient (documentation) mode: generic rules off, provider formats on.
+    #[arg(long)]
+    lenient: bool,
     #[command(flatten)]
     packs: PackOpts,
     #[command(flatten)]
@@ -259,6 +262,7 @@ impl SanitizeOpts {
         };
         o.untrusted = self.untrusted;
         o.content_type = self.content_type.clone();
+        o.lenient = self.lenient;
         o
     }
 }

@@ -113,6 +113,9 @@ pub struct RuleToml {
     /// Stopwords.
     #[serde(default)]
     pub stopwords: Vec<String>,
+    /// Generic rule: skipped in lenient (documentation) mode.
+    #[serde(default)]
+    pub strict_only: bool,
     /// Texts the rule must redact.
     #[serde(default)]
     pub examples: Vec<String>,
@@ -141,6 +144,9 @@ pub struct RulesFile {
     /// Per-tool budgets.
     #[serde(default)]
     pub budgets: Vec<BudgetToml>,
+    /// Tools redacted in lenient (documentation) mode.
+    #[serde(default)]
+    pub lenient_tools: Vec<String>,
     /// Rules, with their position in the file.
     #[serde(default)]
     pub rules: Vec<Spanned<RuleToml>>,
@@ -202,6 +208,7 @@ impl RulesFile {
             allow_regexes: parsed.allowlist.regexes.clone(),
             path_roots: parsed.path_roots.clone(),
             budgets: vec![],
+            lenient_tools: vec![],
         };
         if let Err(e) = Ruleset::compile(&global) {
             problems.push(format!("{file}: {e}"));
@@ -246,6 +253,7 @@ impl RulesFile {
             allow_regexes: self.allowlist.regexes.clone(),
             path_roots: vec![],
             budgets: vec![],
+            lenient_tools: vec![],
         };
         let compiled = match Ruleset::compile(&set) {
             Ok(c) => c,
@@ -286,6 +294,7 @@ impl RulesFile {
         base.allowlist.regexes.extend(self.allowlist.regexes);
         base.path_roots.extend(self.path_roots);
         base.budgets = self.budgets;
+        base.lenient_tools = self.lenient_tools;
         base.rules.extend(self.rules);
         Ok(base)
     }
@@ -306,6 +315,7 @@ impl RulesFile {
                     max_tokens: b.max_tokens,
                 })
                 .collect(),
+            lenient_tools: self.lenient_tools.clone(),
         }
     }
 
@@ -337,6 +347,7 @@ fn to_guest_rule(r: &RuleToml) -> g::Rule {
         window: r.window,
         allow_regexes: r.allow_regexes.clone(),
         stopwords: r.stopwords.clone(),
+        strict_only: r.strict_only,
     }
 }
 
@@ -351,7 +362,7 @@ fn rule_set_json(set: &g::RuleSet) -> Value {
                 "kind": match r.kind { g::RuleKind::Secret => "secret", g::RuleKind::Path => "path" },
                 "regex": r.regex, "keywords": r.keywords, "secret-group": r.secret_group,
                 "entropy": r.entropy, "window": r.window,
-                "allow-regexes": r.allow_regexes, "stopwords": r.stopwords,
+                "allow-regexes": r.allow_regexes, "stopwords": r.stopwords, "strict-only": r.strict_only,
             })
         })
         .collect();
@@ -360,7 +371,7 @@ fn rule_set_json(set: &g::RuleSet) -> Value {
         .iter()
         .map(|b| json!({"tool": b.tool, "max-bytes": b.max_bytes, "max-chars": b.max_chars, "max-tokens": b.max_tokens}))
         .collect();
-    json!({"rules": rules, "allow-regexes": set.allow_regexes, "path-roots": set.path_roots, "budgets": budgets})
+    json!({"rules": rules, "allow-regexes": set.allow_regexes, "path-roots": set.path_roots, "budgets": budgets, "lenient-tools": set.lenient_tools})
 }
 
 /// Builds a pack component from a validated rules file.

@@ -314,3 +314,18 @@ fn streaming_redact_is_byte_exact_and_catches_split_secrets() {
     assert!(got == expected, "output differs from input where nothing matched");
     assert_eq!(out.iter().filter(|&&b| b == 0xff).count(), 8);
 }
+
+#[test]
+fn lenient_mode_skips_generic_rules_but_not_provider_formats() {
+    let input = format!("Example config:\n  password: Zq8vR2mK7tLw\n  token {GH}\n");
+    let strict = sanitizer().sanitize(input.as_bytes(), &opts("cat")).unwrap();
+    assert!(!strict.message.contains("Zq8vR2mK7tLw"));
+    let mut o = opts("cat");
+    o.lenient = true;
+    let lenient = sanitizer().sanitize(input.as_bytes(), &o).unwrap();
+    assert!(lenient.message.contains("password: Zq8vR2mK7tLw"), "a generic rule is off");
+    assert!(!lenient.message.contains(GH), "a real token format is still caught");
+    // Per tool, from the pack's lenient_tools.
+    let docs = sanitizer().sanitize(input.as_bytes(), &opts("read_docs")).unwrap();
+    assert!(docs.message.contains("password: Zq8vR2mK7tLw") && !docs.message.contains(GH));
+}

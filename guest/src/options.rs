@@ -108,7 +108,7 @@ mod tests {
     use super::*;
 
     fn rules(b: Vec<BudgetOverride>) -> RuleSet {
-        RuleSet { rules: vec![], allow_regexes: vec![], path_roots: vec![], budgets: b, lenient_tools: vec![] }
+        RuleSet { rules: vec![], allow_regexes: vec![], stopwords: vec![], path_roots: vec![], budgets: b, lenient_tools: vec![] }
     }
 
     #[test]

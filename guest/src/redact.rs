@@ -27,8 +27,12 @@ use crate::edits::Edit;
 use crate::pack_api::{Finding, RuleSet};
 use crate::text::{ceil_boundary, floor_boundary};
 
-/// Default window either side of a keyword hit.
-pub const DEFAULT_WINDOW: usize = 512;
+/// Default window after a keyword hit.
+pub const DEFAULT_WINDOW: usize = 256;
+/// Window before a keyword hit: a match starts at most this far before its
+/// keyword (a variable name's prefix, a URL scheme, a hex body before a
+/// suffix keyword). Small, so that sporadic hits scan little text.
+pub const WINDOW_BEFORE: usize = 128;
 /// Marker prefix of a replacement; never itself treated as a secret.
 pub const REDACTED_PREFIX: &str = "[REDACTED:";
 
@@ -38,6 +42,15 @@ struct CompiledRule {
     propagate: bool,
     strict_only: bool,
     regex: Regex,
+    /// `^`-anchored form, when every match must start at a keyword hit
+    /// (the regex starts with literals that start with keywords): then the
+    /// rule is tried at each hit instead of scanning windows.
+    anchored: Option<Regex>,
+    /// The regex starts with `\b`: checked by hand for anchored tries.
+    leading_wb: bool,
+    /// The regex can match across lines (`\n`, `(?s)`, `(?m)`, `[\s\S]`);
+    /// other rules only look at the line of their keyword hit.
+    multiline: bool,
     secret_group: usize,
     entropy: Option<f32>,
     window: usize,
@@ -54,6 +67,7 @@ pub struct Ruleset {
     /// rules that run everywhere
     unanchored: Vec<usize>,
     global_allow: Vec<Regex>,
+    global_stop: Option<AhoCorasick>,
     roots: Option<AhoCorasick>,
 }
 
@@ -73,6 +87,88 @@ pub const TENANT_ROOT_RULE: &str = "tenant-path-root";
 
 fn compile_regex(what: &str, src: &str) -> Result<Regex, String> {
     Regex::new(src).map_err(|e| format!("{what}: regex does not compile: {e}"))
+}
+
+/// Literal prefixes every match of `s` starts with (one per top-level
+/// alternative of a leading group), if each alternative starts with one.
+fn leading_literals(s: &str) -> Option<Vec<String>> {
+    // A leading group, capturing or not: its alternatives decide.
+    let group = s.strip_prefix("(?:").or_else(|| s.strip_prefix('(').filter(|r| !r.starts_with('?')));
+    if let Some(r) = group {
+        let mut depth = 0usize;
+        let mut alts = Vec::new();
+        let mut last = 0;
+        let mut escaped = false;
+        let mut in_class = false;
+        for (i, c) in r.char_indices() {
+            if escaped {
+                escaped = false;
+                continue;
+            }
+            match c {
+                '\\' => escaped = true,
+                '[' => in_class = true,
+                ']' => in_class = false,
+                '(' if !in_class => depth += 1,
+                ')' if !in_class && depth == 0 => {
+                    alts.push(&r[last..i]);
+                    let mut out = Vec::new();
+                    for a in alts {
+                        out.extend(leading_literals(a)?);
+                    }
+                    return Some(out);
+                }
+                ')' if !in_class => depth -= 1,
+                '|' if !in_class && depth == 0 => {
+                    alts.push(&r[last..i]);
+                    last = i + 1;
+                }
+                _ => {}
+            }
+        }
+        return None;
+    }
+    let mut lit = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.peek() {
+                Some(&e) if ".-$/_~:@#%&=!,'\"".contains(e) => {
+                    lit.push(e);
+                    chars.next();
+                }
+                _ => break,
+            },
+            c if c.is_ascii_alphanumeric() || "_-:/@#%&=!,'\"~".contains(c) => lit.push(c),
+            _ => break,
+        }
+        if chars.peek().is_some_and(|n| "*+?{".contains(*n)) {
+            lit.pop(); // a quantified last character is not fixed
+            break;
+        }
+    }
+    (!lit.is_empty()).then(|| vec![lit])
+}
+
+/// The `^`-anchored form of a rule regex (see `CompiledRule::anchored`).
+fn anchored_form(src: &str, keywords: &[String]) -> Option<(String, bool)> {
+    let (flags, rest) = match src.strip_prefix("(?") {
+        Some(r) if r.find(')').is_some_and(|i| r[..i].chars().all(|c| c.is_ascii_alphabetic())) => {
+            let i = r.find(')')?;
+            (&src[..i + 3], &r[i + 1..])
+        }
+        _ => ("", src),
+    };
+    let (wb, rest) = match rest.strip_prefix("\\b") {
+        Some(r) => (true, r),
+        None => (false, rest),
+    };
+    let lits = leading_literals(rest)?;
+    let ok = lits.iter().all(|l| {
+        let l = l.to_ascii_lowercase();
+        keywords.iter().any(|k| l.starts_with(&k.to_ascii_lowercase()))
+    });
+    ok.then(|| (format!("{flags}^(?:{rest})"), wb))
 }
 
 impl Ruleset {
@@ -108,7 +204,15 @@ impl Ruleset {
                 }
                 keyword_rules[idx].push(i);
             }
+            let (anchored, leading_wb) = match anchored_form(&r.regex, &r.keywords) {
+                Some((src, wb)) => (Some(compile_regex(&what, &src)?), wb),
+                None => (None, false),
+            };
+            let multiline = ["\\n", "(?s", "(?m", "(?is", "(?im", "[\\s\\S]"].iter().any(|m| r.regex.contains(m));
             rules.push(CompiledRule {
+                anchored,
+                leading_wb,
+                multiline,
                 id: r.id.clone(),
                 propagate: r.kind == crate::pack_api::RuleKind::Secret,
                 strict_only: r.strict_only,
@@ -129,6 +233,7 @@ impl Ruleset {
                 AhoCorasickBuilder::new()
                     .ascii_case_insensitive(true)
                     .match_kind(MatchKind::Standard)
+                    .kind(Some(aho_corasick::AhoCorasickKind::DFA))
                     .build(patterns.iter().map(|(k, _)| k.as_str()))
                     .map_err(|e| format!("keywords: {e}"))?,
             )
@@ -138,6 +243,17 @@ impl Ruleset {
             .iter()
             .map(|a| compile_regex("global allowlist", a))
             .collect::<Result<Vec<_>, _>>()?;
+        let stops: Vec<&str> = set.stopwords.iter().map(String::as_str).filter(|s| !s.is_empty()).collect();
+        let global_stop = if stops.is_empty() {
+            None
+        } else {
+            Some(
+                AhoCorasickBuilder::new()
+                    .ascii_case_insensitive(true)
+                    .build(stops)
+                    .map_err(|e| format!("global stopwords: {e}"))?,
+            )
+        };
         let roots: Vec<&str> = set.path_roots.iter().map(String::as_str).filter(|r| !r.is_empty()).collect();
         let roots = if roots.is_empty() {
             None
@@ -149,7 +265,7 @@ impl Ruleset {
                     .map_err(|e| format!("path roots: {e}"))?,
             )
         };
-        Ok(Self { rules, keywords, keyword_rules, unanchored, global_allow, roots })
+        Ok(Self { rules, keywords, keyword_rules, unanchored, global_allow, global_stop, roots })
     }
 
     /// Number of rules.
@@ -183,12 +299,27 @@ impl Ruleset {
         let mut spans = Vec::new();
         // windows per rule: rule index → list of (start, end)
         let mut windows: BTreeMap<usize, Vec<(usize, usize)>> = BTreeMap::new();
+        let mut starts: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         if let Some(ac) = &self.keywords {
             for m in ac.find_overlapping_iter(text) {
                 for &ri in &self.keyword_rules[m.pattern().as_usize()] {
-                    let w = self.rules[ri].window;
-                    let s = floor_boundary(text, m.start().saturating_sub(w));
-                    let e = ceil_boundary(text, m.end().saturating_add(w).min(text.len()));
+                    if self.rules[ri].anchored.is_some() {
+                        starts.entry(ri).or_default().push(m.start());
+                        continue;
+                    }
+                    let rule = &self.rules[ri];
+                    let w = rule.window;
+                    let mut s = m.start().saturating_sub(w.min(WINDOW_BEFORE));
+                    let mut e = m.end().saturating_add(w).min(text.len());
+                    if !rule.multiline {
+                        // Single-line rules: only the hit's line, so dense
+                        // text does not merge into one text-wide window.
+                        let b = text.as_bytes();
+                        s = memchr::memrchr(b'\n', &b[s..m.start()]).map_or(s, |p| s + p + 1);
+                        e = memchr::memchr(b'\n', &b[m.end()..e]).map_or(e, |p| m.end() + p);
+                    }
+                    let s = floor_boundary(text, s);
+                    let e = ceil_boundary(text, e);
                     let list = windows.entry(ri).or_default();
                     match list.last_mut() {
                         Some(last) if s <= last.1 => {
@@ -204,6 +335,22 @@ impl Ruleset {
             windows.insert(ri, vec![(0, text.len())]);
         }
         let mut propagate: Vec<(String, String)> = Vec::new();
+        for (ri, mut list) in starts {
+            let rule = &self.rules[ri];
+            if lenient && rule.strict_only {
+                continue;
+            }
+            list.dedup();
+            let before = spans.len();
+            for h in list {
+                self.try_at(text, rule, h, &mut spans);
+            }
+            if rule.propagate {
+                for s in &spans[before..] {
+                    propagate.push((text[s.start..s.end].to_string(), s.rule.clone()));
+                }
+            }
+        }
         for (ri, list) in windows {
             let rule = &self.rules[ri];
             if lenient && rule.strict_only {
@@ -238,14 +385,27 @@ impl Ruleset {
     }
 
     fn scan_window(&self, text: &str, rule: &CompiledRule, ws: usize, we: usize, out: &mut Vec<Span>) {
-        let mut hay = &text[..we];
+        let window = &text[..we];
         let mut pos = ws;
-        while pos <= hay.len() {
-            let Some(mut caps) = rule.regex.captures_at(hay, pos) else { break };
+        while pos <= window.len() {
+            let mut hay = window;
+            // Locate with `find_at` (no capture bookkeeping), then take the
+            // groups of that one match only.
+            let Some(found) = rule.regex.find_at(hay, pos) else { break };
+            let Some(mut caps) = rule.regex.captures_at(&hay[..found.end()], found.start()) else { break };
+            if caps.get(0).expect("group 0").end() == found.end() && found.end() == hay.len() {
+                // Let the widening below see the real end of the haystack.
+                if let Some(c) = rule.regex.captures_at(hay, found.start()) {
+                    caps = c;
+                }
+            }
             // A match that runs into the window's end may be cut short by it
             // (a long token, a PEM block): widen the window and match again.
-            while caps.get(0).expect("group 0").end() == hay.len() && hay.len() < text.len() {
-                let wider = ceil_boundary(text, (hay.len() + hay.len().max(rule.window) * 2).min(text.len()));
+            // (A window that ends at a line end cannot cut a single-line match.)
+            let line_end = text.as_bytes().get(hay.len()) == Some(&b'\n') && !rule.multiline;
+            while !line_end && caps.get(0).expect("group 0").end() == hay.len() && hay.len() < text.len() {
+                let grow = (hay.len() - ws).max(rule.window) * 2;
+                let wider = ceil_boundary(text, (hay.len() + grow).min(text.len()));
                 hay = &text[..wider];
                 match rule.regex.captures_at(hay, pos) {
                     Some(c) => caps = c,
@@ -269,6 +429,34 @@ impl Ruleset {
         }
     }
 
+    /// Tries an anchored rule at keyword hit `h`.
+    fn try_at(&self, text: &str, rule: &CompiledRule, h: usize, out: &mut Vec<Span>) {
+        let b = text.as_bytes();
+        let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        if rule.leading_wb && h > 0 && word(b[h - 1]) == word(b[h]) {
+            return;
+        }
+        let re = rule.anchored.as_ref().expect("anchored rule");
+        // Anchored: the regex stops where the match stops, so a generous
+        // slice costs nothing.
+        let mut end = ceil_boundary(text, (h + rule.window.max(4096)).min(text.len()));
+        loop {
+            let Some(caps) = re.captures(&text[h..end]) else { return };
+            let whole = caps.get(0).expect("group 0");
+            // Cut by the end of the slice: look further and try again.
+            if h + whole.end() == end && end < text.len() {
+                end = ceil_boundary(text, (end + (end - h) * 2).min(text.len()));
+                continue;
+            }
+            if let Some(g) = caps.get(rule.secret_group) {
+                if g.start() < g.end() && self.accept(rule, g.as_str()) {
+                    out.push(Span { start: h + g.start(), end: h + g.end(), rule: rule.id.clone() });
+                }
+            }
+            return;
+        }
+    }
+
     fn accept(&self, rule: &CompiledRule, secret: &str) -> bool {
         if secret.contains(REDACTED_PREFIX) {
             return false;
@@ -277,6 +465,9 @@ impl Ruleset {
             if shannon_entropy(secret.as_bytes()) < f64::from(min) {
                 return false;
             }
+        }
+        if self.global_stop.as_ref().is_some_and(|ac| ac.is_match(secret)) {
+            return false;
         }
         if !rule.stopwords.is_empty() {
             let lower = secret.to_ascii_lowercase();
@@ -396,7 +587,7 @@ mod tests {
     }
 
     fn set(rules: Vec<Rule>) -> RuleSet {
-        RuleSet { rules, allow_regexes: vec![], path_roots: vec!["/srv/acme".into()], budgets: vec![], lenient_tools: vec![] }
+        RuleSet { rules, allow_regexes: vec![], stopwords: vec![], path_roots: vec!["/srv/acme".into()], budgets: vec![], lenient_tools: vec![] }
     }
 
     #[test]
@@ -411,6 +602,20 @@ mod tests {
         let ids: Vec<&str> = spans.iter().map(|s| s.rule.as_str()).collect();
         assert_eq!(ids, ["aws", "pw", TENANT_ROOT_RULE]);
         assert_eq!(&text[spans[1].start..spans[1].end], "hunter22");
+    }
+
+    #[test]
+    fn anchored_forms() {
+        let kw = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(anchored_form(r"\b(ghp_[A-Za-z0-9]{36})\b", &kw(&["ghp_"])), Some((r"^(?:(ghp_[A-Za-z0-9]{36})\b)".into(), true)));
+        assert!(anchored_form(r"\b((?:ghp|gho)_[A-Za-z0-9]{36})\b", &kw(&["ghp_", "gho_"])).is_none(), "`ghp` alone is no keyword");
+        assert!(anchored_form(r"\b(NRAK-[A-Z]{3}|[a-f0-9]{36}NRAL)\b", &kw(&["nrak-", "nral"])).is_none(), "one alternative has no literal");
+        assert!(anchored_form(r"\b(NRAK-[A-Z]{3}|NRJS-[a-f]{3})\b", &kw(&["nrak-", "nrjs-"])).is_some());
+        assert!(anchored_form(r"\b((?:ghp_|gho_)[A-Za-z0-9]{36})\b", &kw(&["ghp_", "gho_"])).is_some());
+        assert!(anchored_form(r"(?i)password=(\S+)", &kw(&["password"])).is_some());
+        assert!(anchored_form(r"(?i)[A-Z_]*password=(\S+)", &kw(&["password"])).is_none());
+        assert!(anchored_form(r"\b(sk\.eyJ[A-Za-z0-9_\-]{50,})", &kw(&["sk.eyj"])).is_some());
+        assert!(anchored_form(r"\b(x+yz)", &kw(&["x"])).is_none());
     }
 
     #[test]

@@ -63,6 +63,8 @@ pub struct Host {
     memory_hit: Option<Guest>,
     /// Guest running when the last trap happened.
     last_guest: Option<Guest>,
+    /// Largest pipeline memory seen by this sanitizer, bytes.
+    peak: Arc<std::sync::atomic::AtomicUsize>,
     _table: ResourceTable,
 }
 
@@ -76,6 +78,9 @@ impl wasmtime::ResourceLimiter for Host {
         if desired > cap {
             self.memory_hit = Some(who);
             return Ok(false);
+        }
+        if !self.in_pack {
+            self.peak.fetch_max(desired, Ordering::Relaxed);
         }
         Ok(true)
     }
@@ -136,6 +141,7 @@ pub struct Sanitizer {
     limits: Limits,
     default_pack: Arc<LoadedPack>,
     stop_ticker: Arc<AtomicBool>,
+    peak: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Drop for Sanitizer {
@@ -188,7 +194,7 @@ impl Sanitizer {
             }
         };
         let pipeline_pre = linker.instantiate_pre(&pipeline).map_err(load_err("pipeline"))?;
-        Ok(Self { engine, pipeline_pre, limits, default_pack: Arc::new(pack), stop_ticker })
+        Ok(Self { engine, pipeline_pre, limits, default_pack: Arc::new(pack), stop_ticker, peak: Default::default() })
     }
 
     /// The limits in force.
@@ -260,8 +266,15 @@ impl Sanitizer {
             in_pack: false,
             memory_hit: None,
             last_guest: None,
+            peak: self.peak.clone(),
             _table: ResourceTable::new(),
         }
+    }
+
+    /// Largest linear memory any pipeline instance of this sanitizer has
+    /// grown to, in bytes.
+    pub fn peak_guest_memory(&self) -> usize {
+        self.peak.load(Ordering::Relaxed)
     }
 
     /// Verifies a pack for `tenant` under `policy` (before compiling

@@ -66,6 +66,9 @@ pub struct Allowlist {
     /// Regexes; a candidate secret matching one is kept.
     #[serde(default)]
     pub regexes: Vec<String>,
+    /// Lower-case substrings; a candidate containing one is kept.
+    #[serde(default)]
+    pub stopwords: Vec<String>,
 }
 
 /// One `[[budgets]]` entry.
@@ -206,6 +209,7 @@ impl RulesFile {
         let global = g::RuleSet {
             rules: vec![],
             allow_regexes: parsed.allowlist.regexes.clone(),
+            stopwords: parsed.allowlist.stopwords.clone(),
             path_roots: parsed.path_roots.clone(),
             budgets: vec![],
             lenient_tools: vec![],
@@ -251,6 +255,7 @@ impl RulesFile {
         let set = g::RuleSet {
             rules: vec![to_guest_rule(r)],
             allow_regexes: self.allowlist.regexes.clone(),
+            stopwords: self.allowlist.stopwords.clone(),
             path_roots: vec![],
             budgets: vec![],
             lenient_tools: vec![],
@@ -292,6 +297,7 @@ impl RulesFile {
         }
         base.pack = self.pack;
         base.allowlist.regexes.extend(self.allowlist.regexes);
+        base.allowlist.stopwords.extend(self.allowlist.stopwords);
         base.path_roots.extend(self.path_roots);
         base.budgets = self.budgets;
         base.lenient_tools = self.lenient_tools;
@@ -304,6 +310,7 @@ impl RulesFile {
         g::RuleSet {
             rules: self.rules.iter().map(|r| to_guest_rule(r.get_ref())).collect(),
             allow_regexes: self.allowlist.regexes.clone(),
+            stopwords: self.allowlist.stopwords.clone(),
             path_roots: self.path_roots.clone(),
             budgets: self
                 .budgets
@@ -371,7 +378,7 @@ fn rule_set_json(set: &g::RuleSet) -> Value {
         .iter()
         .map(|b| json!({"tool": b.tool, "max-bytes": b.max_bytes, "max-chars": b.max_chars, "max-tokens": b.max_tokens}))
         .collect();
-    json!({"rules": rules, "allow-regexes": set.allow_regexes, "path-roots": set.path_roots, "budgets": budgets, "lenient-tools": set.lenient_tools})
+    json!({"rules": rules, "allow-regexes": set.allow_regexes, "stopwords": set.stopwords, "path-roots": set.path_roots, "budgets": budgets, "lenient-tools": set.lenient_tools})
 }
 
 /// Builds a pack component from a validated rules file.

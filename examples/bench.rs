@@ -1,0 +1,262 @@
+//! `make bench`: every performance figure of the project, in one run, next
+//! to its target. Machines here are shared and noisy: compare ratios taken
+//! in the same run, not absolute numbers across runs.
+//!
+//! Usage: `bench [--gitleaks PATH] [--cli PATH] [--quick]`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use result_sanitizer::api::Encoding;
+use result_sanitizer::pack_build::{RulesFile, DEFAULT_RULES};
+use result_sanitizer::{default_options, engine, io, Limits, PipelineSource, Sanitizer};
+use result_sanitizer_pipeline::pack::{CompiledPack, StaticRules};
+use result_sanitizer_pipeline::pack_api::PackInfo;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn s(&mut self, n: usize, a: &str) -> String {
+        (0..n).map(|_| a.as_bytes()[(self.next() % a.len() as u64) as usize] as char).collect()
+    }
+}
+const AN: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+const HEX: &str = "0123456789abcdef";
+
+/// A clean Java-style service log of about `bytes` bytes.
+fn service_log(bytes: usize) -> Vec<u8> {
+    let mut r = Rng(7);
+    let mut out = String::with_capacity(bytes + 256);
+    let paths = ["/api/v1/orders", "/api/v1/users", "/health", "/api/v1/cart/items", "/metrics"];
+    let mut i = 0u64;
+    while out.len() < bytes {
+        i += 1;
+        let uuid = format!("{}-{}-{}-{}-{}", r.s(8, HEX), r.s(4, HEX), r.s(4, HEX), r.s(4, HEX), r.s(12, HEX));
+        let p = paths[(r.next() % 5) as usize];
+        out.push_str(&format!(
+            "2026-11-30T14:{:02}:{:02}.{:03}Z INFO  [http-nio-8080-exec-{}] c.acme.api.Controller - GET {p}/{} status=200 dur={}ms req_id={uuid} user=u_{}\n",
+            (i / 60) % 60, i % 60, i % 1000, i % 16, r.next() % 100000, r.next() % 900, r.next() % 100000
+        ));
+        if i % 50 == 0 {
+            out.push_str(&format!("2026-11-30T14:00:00.000Z DEBUG [pool-2] c.acme.db.Pool - connection {} returned, active=3 idle=7 commit {}\n", r.s(8, HEX), r.s(40, HEX)));
+        }
+    }
+    out.into_bytes()
+}
+
+/// A file where every line holds a credential.
+fn dense(bytes: usize) -> Vec<u8> {
+    let mut r = Rng(11);
+    let mut out = String::new();
+    while out.len() < bytes {
+        let line = match r.next() % 8 {
+            0 => format!("AWS_ACCESS_KEY_ID=AKIA{}\n", r.s(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")),
+            1 => format!("export GITHUB_TOKEN=ghp_{}\n", r.s(36, AN)),
+            2 => format!("DATABASE_URL=postgres://app:{}@db:5432/app\n", r.s(16, AN)),
+            3 => format!("> Authorization: Bearer {}\n", r.s(40, AN)),
+            4 => format!("STRIPE_KEY=sk_live_{}\n", r.s(40, AN)),
+            5 => format!("slack: xoxb-{}-{}-{}\n", r.s(11, "0123456789"), r.s(13, "0123456789"), r.s(24, AN)),
+            6 => format!("{{\"password\": \"{}\"}}\n", r.s(14, AN)),
+            _ => format!("OPENAI_API_KEY=sk-proj-{}\n", r.s(80, AN)),
+        };
+        out.push_str(&line);
+    }
+    out.into_bytes()
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn pct(v: &mut [Duration], p: f64) -> Duration {
+    v.sort();
+    v[((v.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn time_n(n: usize, mut f: impl FnMut()) -> Duration {
+    median((0..n).map(|_| {
+        let t = Instant::now();
+        f();
+        t.elapsed()
+    }).collect())
+}
+
+fn mbps(bytes: usize, d: Duration) -> f64 {
+    bytes as f64 / 1e6 / d.as_secs_f64()
+}
+
+fn rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn run_process(cmd: &mut Command, input: &[u8]) -> Duration {
+    let t = Instant::now();
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
+    {
+        let mut stdin = child.stdin.take().unwrap();
+        let _ = stdin.write_all(input);
+    }
+    child.wait().expect("wait");
+    t.elapsed()
+}
+
+fn line(name: &str, value: String, target: &str, ok: Option<bool>) {
+    let mark = match ok {
+        Some(true) => "met",
+        Some(false) => "NOT MET",
+        None => "",
+    };
+    println!("{name:<58} {value:>26}   {target:<22} {mark}");
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |k: &str| args.iter().position(|a| a == k).and_then(|i| args.get(i + 1)).cloned();
+    let quick = args.iter().any(|a| a == "--quick");
+    let reps = if quick { 3 } else { 5 };
+    let cli = arg("--cli").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target/release/result-sanitizer"));
+    let gitleaks = arg("--gitleaks").map(PathBuf::from);
+
+    println!("result-sanitizer benchmarks ({} cores; medians of {reps} runs unless noted)\n", std::thread::available_parallelism().map_or(0, |n| n.get()));
+    println!("{:<58} {:>26}   {:<22}", "measure", "value", "target");
+
+    // 4a. pipeline compile, once per host.
+    let wasm = result_sanitizer::embedded::artifacts().expect("make build").pipeline_wasm;
+    let t = Instant::now();
+    let engine = engine::new_engine().unwrap();
+    let _c = wasmtime::component::Component::new(&engine, wasm).unwrap();
+    line("cold: pipeline compile (Cranelift, once per host)", format!("{:.0?}", t.elapsed()), "", None);
+    let t = Instant::now();
+    let s = Sanitizer::new(Limits::default()).unwrap();
+    line("cold: host start with the precompiled pipeline", format!("{:.1?}", t.elapsed()), "", None);
+
+    // 4b. fresh instance to first tokenized result.
+    let log256 = {
+        let mut v = Vec::new();
+        let mut i = 0;
+        while v.len() < 256 * 1024 {
+            i += 1;
+            v.extend_from_slice(format!("[{i:05}] cc -O2 -c src/module_{}.c -o build/module_{}.o  warning: unused variable 'tmp' [-Wunused-variable]\n", i % 300, i % 300).as_bytes());
+        }
+        v.truncate(256 * 1024);
+        v
+    };
+    let mut o = default_options();
+    o.tool = "make".into();
+    let fresh = time_n(reps, || {
+        let s = Sanitizer::new(Limits::default()).unwrap();
+        s.sanitize(&log256[..16 * 1024], &o).unwrap();
+    });
+    line("cold: fresh host+instance to first tokenized result", format!("{fresh:.1?}"), "≤ 5 ms", Some(fresh <= Duration::from_millis(5)));
+
+    // 4c. new tenant pack to first result (pipeline already compiled).
+    let rf = RulesFile::parse("t.toml", "[pack]\nname='t'\nversion='1'\ntenant='t'\n").unwrap().over_defaults().unwrap();
+    let id = rf.identity(None, None, None).unwrap();
+    let pack_wasm = result_sanitizer::pack_build::build(&rf, &id).unwrap();
+    let tenant = time_n(reps, || {
+        let p = s.load_pack_unverified(&pack_wasm).unwrap();
+        s.sanitize_with(&p, b"hello AKIAQ3EGRTZ7MBXK4WNP", &o).unwrap();
+    });
+    line("cold: new tenant pack (compile) to first result", format!("{tenant:.1?}"), "≤ 20 ms", Some(tenant <= Duration::from_millis(20)));
+
+    // 3. warm latency.
+    for (size, target) in [(1 << 10, None), (8 << 10, Some(50u64)), (64 << 10, None), (256 << 10, Some(3000)), (1 << 20, None)] {
+        let input = service_log(size);
+        let mut o = default_options();
+        o.tool = "logs".into();
+        o.max_bytes = Some(2 << 20);
+        s.sanitize(&input, &o).unwrap(); // warm: tables built, rules compiled
+        let n = if size >= 1 << 20 { 10 } else { 60 };
+        let mut v: Vec<Duration> = (0..n)
+            .map(|_| {
+                let t = Instant::now();
+                s.sanitize(&input, &o).unwrap();
+                t.elapsed()
+            })
+            .collect();
+        let (p50, p99) = (pct(&mut v, 0.5), pct(&mut v, 0.99));
+        let tgt = target.map_or(String::new(), |us| if us >= 1000 { format!("≤ {} ms", us / 1000) } else { format!("≤ {us} µs") });
+        line(&format!("warm sanitize {} KiB (median / p99)", size >> 10), format!("{p50:.2?} / {p99:.2?}"), &tgt, target.map(|us| p50 <= Duration::from_micros(us)));
+    }
+
+    // 2. native vs wasm on a 256 KiB build log cut to 8 000 tokens.
+    let native_pack = CompiledPack::new(Box::new(StaticRules {
+        info: PackInfo { name: "default".into(), version: "0".into(), tenant: "*".into(), wit_version: "0.1.0".into(), description: String::new() },
+        rules: RulesFile::parse("default", DEFAULT_RULES).unwrap().to_rule_set(),
+    }))
+    .unwrap();
+    let mut no = result_sanitizer_pipeline::options::default_options();
+    no.tool = "make".into();
+    no.encoding = result_sanitizer_pipeline::api::Encoding::O200kBase;
+    result_sanitizer_pipeline::sanitize(&log256, &no, &native_pack).unwrap();
+    let nat = time_n(reps * 4, || {
+        result_sanitizer_pipeline::sanitize(&log256, &no, &native_pack).unwrap();
+    });
+    let mut wo = default_options();
+    wo.tool = "make".into();
+    wo.encoding = Encoding::O200kBase;
+    s.sanitize(&log256, &wo).unwrap();
+    let wsm = time_n(reps * 4, || {
+        s.sanitize(&log256, &wo).unwrap();
+    });
+    let ratio = wsm.as_secs_f64() / nat.as_secs_f64();
+    line("256 KiB build log → 8 000 tokens: native", format!("{nat:.2?}"), "", None);
+    line("256 KiB build log → 8 000 tokens: wasm", format!("{wsm:.2?}"), "", None);
+    line("  wasm / native", format!("{ratio:.2}"), "≤ 1.5", Some(ratio <= 1.5));
+
+    // 1. redact vs gitleaks.
+    let clean = service_log(if quick { 4 << 20 } else { 24 << 20 });
+    let secrets = dense(if quick { 1 << 20 } else { 4 << 20 });
+    for (label, data) in [("clean service log", &clean), ("secret-dense file", &secrets)] {
+        let in_proc = time_n(reps.min(3), || {
+            let mut sink = Vec::with_capacity(data.len() + 1024);
+            io::redact_stream(&s, s.default_pack(), &data[..], &mut sink, 256 << 10).unwrap();
+        });
+        let ours = time_n(reps.min(3), || {
+            run_process(Command::new(&cli).arg("redact"), data);
+        });
+        line(&format!("redact {label} {} MB, in process (wasm)", data.len() >> 20), format!("{:.0} MB/s", mbps(data.len(), in_proc)), "", None);
+        line(&format!("redact {label}, whole process (CLI)"), format!("{:.0} MB/s", mbps(data.len(), ours)), "", None);
+        if let Some(gl) = &gitleaks {
+            let theirs = time_n(reps.min(3), || {
+                run_process(Command::new(gl).args(["stdin", "--no-banner", "--no-color", "--exit-code", "0", "--log-level", "error"]), data);
+            });
+            let r = theirs.as_secs_f64() / ours.as_secs_f64();
+            line(&format!("gitleaks 8.30.1 stdin, {label}"), format!("{:.0} MB/s", mbps(data.len(), theirs)), "", None);
+            line("  result-sanitizer / gitleaks throughput", format!("{r:.1}×"), "≥ 10×", Some(r >= 10.0));
+        }
+    }
+
+    // 5. whole-process CLI, 8 KiB.
+    let in8 = service_log(8 << 10);
+    run_process(Command::new(&cli).arg("sanitize"), &in8);
+    let one = time_n(reps * 2, || {
+        run_process(Command::new(&cli).arg("sanitize"), &in8);
+    });
+    line("CLI one-shot sanitize, 8 KiB (whole process)", format!("{one:.1?}"), "≤ 30 ms", Some(one <= Duration::from_millis(30)));
+
+    // 6. memory.
+    let big = service_log(1 << 20);
+    let mut o = default_options();
+    o.max_bytes = Some(2 << 20);
+    let capped = Sanitizer::new(Limits { memory: 64 << 20, ..Limits::default() }).unwrap();
+    let ok = capped.sanitize(&big, &o).is_ok();
+    line("1 MiB input within a 64 MiB guest memory cap", if ok { "ok".into() } else { "failed".into() }, "must pass", Some(ok));
+    let peak = s.peak_guest_memory();
+    line("peak guest linear memory (pipeline, after all calls)", format!("{:.1} MiB", peak as f64 / (1 << 20) as f64), "", None);
+    line("host peak RSS (this process)", format!("{:.0} MiB", rss_mib()), "", None);
+    let _ = PipelineSource::Embedded;
+}

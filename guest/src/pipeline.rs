@@ -72,6 +72,9 @@ pub fn sanitize(input: &[u8], opts: &Options, pack: &CompiledPack) -> Result<San
     run.notes.extend(notes);
     let is_error = is_error_in || opts.tool_error.is_some();
     let text = run.text(&body, total);
+    if let Some(e) = run.pack_error.take().or_else(|| pack.ruleset.error()) {
+        return Err(SanitizeError::InvalidPack(e));
+    }
     let record = run.record.take().expect("record set by text()");
     let message = wrap::message(opts, &text, &extras, structured.as_ref(), is_error, &record);
     Ok(Sanitized { message, record, is_error })
@@ -90,6 +93,8 @@ struct Run<'a> {
     structured_tokens: u32,
     record: Option<SanitizeRecord>,
     lenient: bool,
+    /// A rule of the pack failed to compile when first used.
+    pack_error: Option<String>,
 }
 
 /// The redacted text and the way back to the input.
@@ -139,6 +144,7 @@ impl<'a> Run<'a> {
             structured_tokens: 0,
             record: None,
             lenient: options::lenient(opts, &pack.rules),
+            pack_error: None,
         }
     }
 
@@ -232,6 +238,9 @@ impl<'a> Run<'a> {
         let defanged = defangs.len() as u32;
         edit_list.extend(defangs);
         edit_list.sort_by_key(|e: &Edit| e.start);
+        if let Some(e) = self.pack.ruleset.error() {
+            self.pack_error = Some(e);
+        }
         let (redacted, rmap) = edits::apply(&decoded.text, &edit_list);
         self.stage("redact", decoded.text.len(), redacted.len());
         let prep = Prepared { text: redacted, rmap, dmap: decoded.map, lines };

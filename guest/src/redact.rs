@@ -18,6 +18,7 @@
 //! The replacement keeps nothing of the secret, not even its length.
 
 use std::collections::BTreeMap;
+use std::sync::{Mutex, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use regex_lite::Regex;
@@ -41,11 +42,15 @@ struct CompiledRule {
     /// Path rules' matches are not propagated (a user name can be a word).
     propagate: bool,
     strict_only: bool,
-    regex: Regex,
-    /// `^`-anchored form, when every match must start at a keyword hit
-    /// (the regex starts with literals that start with keywords): then the
-    /// rule is tried at each hit instead of scanning windows.
-    anchored: Option<Regex>,
+    /// Source of the regex; compiled on the rule's first keyword hit (most
+    /// rules never hit in a given call, and a pack has hundreds).
+    src: String,
+    /// Source of the `^`-anchored form, when every match must start at a
+    /// keyword hit (the regex starts with literals that start with
+    /// keywords): then the rule is tried at each hit instead of scanning
+    /// windows.
+    anchored_src: Option<String>,
+    compiled: OnceLock<Option<(Regex, Option<Regex>)>>,
     /// The regex starts with `\b`: checked by hand for anchored tries.
     leading_wb: bool,
     /// The regex can match across lines (`\n`, `(?s)`, `(?m)`, `[\s\S]`);
@@ -69,6 +74,7 @@ pub struct Ruleset {
     global_allow: Vec<Regex>,
     global_stop: Option<AhoCorasick>,
     roots: Option<AhoCorasick>,
+    error: Mutex<Option<String>>,
 }
 
 /// A span to redact.
@@ -180,10 +186,6 @@ impl Ruleset {
         let mut unanchored = Vec::new();
         for (i, r) in set.rules.iter().enumerate() {
             let what = format!("rule `{}`", r.id);
-            let regex = compile_regex(&what, &r.regex)?;
-            if r.secret_group as usize >= regex.captures_len() {
-                return Err(format!("{what}: secret-group {} does not exist", r.secret_group));
-            }
             let allow = r
                 .allow_regexes
                 .iter()
@@ -204,19 +206,20 @@ impl Ruleset {
                 }
                 keyword_rules[idx].push(i);
             }
-            let (anchored, leading_wb) = match anchored_form(&r.regex, &r.keywords) {
-                Some((src, wb)) => (Some(compile_regex(&what, &src)?), wb),
+            let (anchored_src, leading_wb) = match anchored_form(&r.regex, &r.keywords) {
+                Some((src, wb)) => (Some(src), wb),
                 None => (None, false),
             };
             let multiline = ["\\n", "(?s", "(?m", "(?is", "(?im", "[\\s\\S]"].iter().any(|m| r.regex.contains(m));
             rules.push(CompiledRule {
-                anchored,
+                src: r.regex.clone(),
+                anchored_src,
+                compiled: OnceLock::new(),
                 leading_wb,
                 multiline,
                 id: r.id.clone(),
                 propagate: r.kind == crate::pack_api::RuleKind::Secret,
                 strict_only: r.strict_only,
-                regex,
                 secret_group: r.secret_group as usize,
                 entropy: r.entropy,
                 window: if r.window == 0 { DEFAULT_WINDOW } else { r.window as usize },
@@ -265,7 +268,46 @@ impl Ruleset {
                     .map_err(|e| format!("path roots: {e}"))?,
             )
         };
-        Ok(Self { rules, keywords, keyword_rules, unanchored, global_allow, global_stop, roots })
+        Ok(Self { rules, keywords, keyword_rules, unanchored, global_allow, global_stop, roots, error: Mutex::new(None) })
+    }
+
+    /// Compiles every rule's regex now (pack builds and checks); the
+    /// pipeline otherwise compiles each on first use.
+    pub fn compile_all(&self) -> Result<(), String> {
+        for r in &self.rules {
+            self.regexes(r);
+        }
+        self.error().map_or(Ok(()), Err)
+    }
+
+    /// The first rule that failed to compile on use, if any: the pack is
+    /// unusable and the pipeline reports it as such.
+    pub fn error(&self) -> Option<String> {
+        self.error.lock().map(|e| e.clone()).unwrap_or(None)
+    }
+
+    fn regexes<'r>(&self, rule: &'r CompiledRule) -> Option<&'r (Regex, Option<Regex>)> {
+        rule.compiled
+            .get_or_init(|| {
+                let what = format!("rule `{}`", rule.id);
+                let built = compile_regex(&what, &rule.src).and_then(|re| {
+                    if rule.secret_group >= re.captures_len() {
+                        return Err(format!("{what}: secret-group {} does not exist", rule.secret_group));
+                    }
+                    let anchored = rule.anchored_src.as_deref().map(|a| compile_regex(&what, a)).transpose()?;
+                    Ok((re, anchored))
+                });
+                match built {
+                    Ok(b) => Some(b),
+                    Err(e) => {
+                        if let Ok(mut slot) = self.error.lock() {
+                            slot.get_or_insert(e);
+                        }
+                        None
+                    }
+                }
+            })
+            .as_ref()
     }
 
     /// Number of rules.
@@ -303,7 +345,7 @@ impl Ruleset {
         if let Some(ac) = &self.keywords {
             for m in ac.find_overlapping_iter(text) {
                 for &ri in &self.keyword_rules[m.pattern().as_usize()] {
-                    if self.rules[ri].anchored.is_some() {
+                    if self.rules[ri].anchored_src.is_some() {
                         starts.entry(ri).or_default().push(m.start());
                         continue;
                     }
@@ -385,17 +427,18 @@ impl Ruleset {
     }
 
     fn scan_window(&self, text: &str, rule: &CompiledRule, ws: usize, we: usize, out: &mut Vec<Span>) {
+        let Some((regex, _)) = self.regexes(rule) else { return };
         let window = &text[..we];
         let mut pos = ws;
         while pos <= window.len() {
             let mut hay = window;
             // Locate with `find_at` (no capture bookkeeping), then take the
             // groups of that one match only.
-            let Some(found) = rule.regex.find_at(hay, pos) else { break };
-            let Some(mut caps) = rule.regex.captures_at(&hay[..found.end()], found.start()) else { break };
+            let Some(found) = regex.find_at(hay, pos) else { break };
+            let Some(mut caps) = regex.captures_at(&hay[..found.end()], found.start()) else { break };
             if caps.get(0).expect("group 0").end() == found.end() && found.end() == hay.len() {
                 // Let the widening below see the real end of the haystack.
-                if let Some(c) = rule.regex.captures_at(hay, found.start()) {
+                if let Some(c) = regex.captures_at(hay, found.start()) {
                     caps = c;
                 }
             }
@@ -407,7 +450,7 @@ impl Ruleset {
                 let grow = (hay.len() - ws).max(rule.window) * 2;
                 let wider = ceil_boundary(text, (hay.len() + grow).min(text.len()));
                 hay = &text[..wider];
-                match rule.regex.captures_at(hay, pos) {
+                match regex.captures_at(hay, pos) {
                     Some(c) => caps = c,
                     None => break,
                 }
@@ -436,7 +479,7 @@ impl Ruleset {
         if rule.leading_wb && h > 0 && word(b[h - 1]) == word(b[h]) {
             return;
         }
-        let re = rule.anchored.as_ref().expect("anchored rule");
+        let Some((_, Some(re))) = self.regexes(rule) else { return };
         // Anchored: the regex stops where the match stops, so a generous
         // slice costs nothing.
         let mut end = ceil_boundary(text, (h + rule.window.max(4096)).min(text.len()));
@@ -620,7 +663,7 @@ mod tests {
 
     #[test]
     fn bad_regex_names_the_rule() {
-        let err = Ruleset::compile(&set(vec![rule("broken", "(", &["x"], 0)])).err().unwrap();
+        let err = Ruleset::compile(&set(vec![rule("broken", "(", &["x"], 0)])).unwrap().compile_all().err().unwrap();
         assert!(err.contains("broken"), "{err}");
     }
 

@@ -54,6 +54,9 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
             let end = floor_char(valid, commit - start).max(last);
             out.extend_from_slice(&valid.as_bytes()[last..end]);
             let consumed = (start + end) as u32;
+            if let Some(e) = pack.ruleset.error() {
+                return Err(SanitizeError::InvalidPack(e));
+            }
             return Ok(RedactResponse { output: out, consumed, redactions: counts_to_records(&counts) });
         }
         out.extend_from_slice(&valid.as_bytes()[last..]);
@@ -63,6 +66,9 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
         }
         out.extend_from_slice(chunk.invalid());
         pos += chunk.invalid().len();
+    }
+    if let Some(e) = pack.ruleset.error() {
+        return Err(SanitizeError::InvalidPack(e));
     }
     Ok(RedactResponse { output: out, consumed: pos as u32, redactions: counts_to_records(&counts) })
 }

@@ -214,7 +214,7 @@ impl RulesFile {
             budgets: vec![],
             lenient_tools: vec![],
         };
-        if let Err(e) = Ruleset::compile(&global) {
+        if let Err(e) = Ruleset::compile(&global).and_then(|r| r.compile_all()) {
             problems.push(format!("{file}: {e}"));
         }
         for b in &parsed.budgets {
@@ -260,7 +260,7 @@ impl RulesFile {
             budgets: vec![],
             lenient_tools: vec![],
         };
-        let compiled = match Ruleset::compile(&set) {
+        let compiled = match Ruleset::compile(&set).and_then(|r| r.compile_all().map(|()| r)) {
             Ok(c) => c,
             Err(e) => {
                 p.push(e);

@@ -84,3 +84,21 @@ fn pipeline_fuel_is_enforced_too() {
     let e = s.sanitize(input.as_bytes(), &common::opts("x")).unwrap_err();
     assert!(matches!(e, Error::Fuel { guest: Guest::Pipeline, .. }), "{e}");
 }
+
+#[test]
+fn a_pack_whose_regex_does_not_compile_is_a_typed_error() {
+    // Bypass the builder's validation, as a hostile pack would.
+    let mut rules = RulesFile::parse("p.toml", "[pack]\nname='broken'\nversion='1'\ntenant='*'\n").unwrap();
+    let bad: pack_build::RuleToml = toml::from_str(
+        "id = 'broken'\nregex = '(unclosed'\nkeywords = ['x']\nexamples = ['x']\ncounter_examples = ['y']\n",
+    )
+    .unwrap();
+    rules.rules.push(toml::Spanned::new(0..0, bad));
+    let id = rules.identity(None, None, None).unwrap();
+    let wasm = pack_build::build(&rules, &id).unwrap();
+    let s = Sanitizer::new(Limits::default()).unwrap();
+    let pack = s.load_pack_unverified(&wasm).unwrap();
+    let e = s.sanitize_with(&pack, b"x marks the spot", &common::opts("x")).unwrap_err();
+    assert!(matches!(&e, Error::InvalidPack(m) if m.contains("broken")), "{e}");
+    served_normally(&s);
+}

@@ -329,3 +329,28 @@ fn lenient_mode_skips_generic_rules_but_not_provider_formats() {
     let docs = sanitizer().sanitize(input.as_bytes(), &opts("read_docs")).unwrap();
     assert!(docs.message.contains("password: Zq8vR2mK7tLw") && !docs.message.contains(GH));
 }
+
+#[test]
+fn the_json_twin_gives_the_same_message() {
+    let s = sanitizer();
+    let input = format!("token {GH}\nline two");
+    let mut o = opts("grep");
+    o.format = OutputFormat::Openai;
+    o.max_tokens = Some(300);
+    let typed = s.sanitize(input.as_bytes(), &o).unwrap();
+    let request = serde_json::json!({
+        "input": input,
+        "options": {"tool": "grep", "call_id": "call_1", "format": "Openai", "max_tokens": 300}
+    });
+    let out: serde_json::Value = serde_json::from_str(&s.sanitize_json(s.default_pack(), &request.to_string()).unwrap()).unwrap();
+    assert_eq!(out["Ok"]["message"].as_str().unwrap(), typed.message);
+    assert_eq!(out["Ok"]["record"], serde_json::to_value(&typed.record).unwrap());
+    // Errors come back as data, quoting nothing of the input.
+    let bad = serde_json::json!({"input": input, "options": {"max_tokens": 1}});
+    let out: serde_json::Value = serde_json::from_str(&s.sanitize_json(s.default_pack(), &bad.to_string()).unwrap()).unwrap();
+    assert!(out["Err"]["InvalidOptions"].as_str().unwrap().contains("max-tokens"));
+    let unknown = serde_json::json!({"input": "x", "options": {"maxTokens": 300}});
+    let out: serde_json::Value = serde_json::from_str(&s.sanitize_json(s.default_pack(), &unknown.to_string()).unwrap()).unwrap();
+    assert!(out["Err"]["InvalidOptions"].as_str().unwrap().contains("unknown option"));
+    assert!(!out.to_string().contains(GH));
+}

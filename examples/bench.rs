@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use result_sanitizer::api::Encoding;
 use result_sanitizer::pack_build::{RulesFile, DEFAULT_RULES};
-use result_sanitizer::{default_options, engine, io, Limits, PipelineSource, Sanitizer};
+use result_sanitizer::{default_options, engine, io, Limits, Sanitizer};
 use result_sanitizer_pipeline::pack::{CompiledPack, StaticRules};
 use result_sanitizer_pipeline::pack_api::PackInfo;
 
@@ -258,5 +258,4 @@ fn main() {
     let peak = s.peak_guest_memory();
     line("peak guest linear memory (pipeline, after all calls)", format!("{:.1} MiB", peak as f64 / (1 << 20) as f64), "", None);
     line("host peak RSS (this process)", format!("{:.0} MiB", rss_mib()), "", None);
-    let _ = PipelineSource::Embedded;
 }

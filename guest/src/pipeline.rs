@@ -152,14 +152,13 @@ impl<'a> Run<'a> {
         self.stages.push(StageTrace { stage: name.into(), bytes_in: bytes_in as u64, bytes_out: bytes_out as u64 });
     }
 
-    fn error_line(&self) -> Option<String> {
-        self.opts.tool_error.as_ref().map(|e| {
-            // The message is caller text: redact it like the content.
-            let spans = self.pack.ruleset.scan_mode(&e.message, &[], self.lenient);
-            let mut c = BTreeMap::new();
-            let (msg, _) = edits::apply(&e.message, &redact::to_edits(&spans, &mut c));
-            wrap::error_line(&e.code, &msg)
-        })
+    /// The `[code] message` line, its message redacted (and counted) like
+    /// the content, since it is caller text.
+    fn error_line(&mut self) -> Option<String> {
+        let e = self.opts.tool_error.as_ref()?;
+        let spans = self.pack.ruleset.scan_mode(&e.message, &[], self.lenient);
+        let (msg, _) = edits::apply(&e.message, &redact::to_edits(&spans, &mut self.counts));
+        Some(wrap::error_line(&e.code, &msg))
     }
 
     fn base_record(&self, input_bytes: usize) -> SanitizeRecord {
@@ -204,6 +203,7 @@ impl<'a> Run<'a> {
         rec.omitted = vec![RecSpan { start_byte: 0, end_byte: rec.original_bytes, start_line: 0, end_line: 0 }];
         rec.output_chars = text::char_count(&text) as u64;
         rec.output_tokens = self.tok.count_unless_fits(&text, self.budget.max_tokens as usize).map(|n| n as u64);
+        rec.redactions = counts_to_records(&self.counts);
         rec.stages = std::mem::take(&mut self.stages);
         let message = wrap::message(self.opts, &text, &[], None, true, &rec);
         Sanitized { message, record: rec, is_error: true }

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use wasmtime::error::Context as _;
-use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, Store, StoreContextMut, Trap};
 
 use crate::bindings::pack::exports::result_sanitizer::core::rule_pack as pk;
@@ -65,7 +65,6 @@ pub struct Host {
     last_guest: Option<Guest>,
     /// Largest pipeline memory seen by this sanitizer, bytes.
     peak: Arc<std::sync::atomic::AtomicUsize>,
-    _table: ResourceTable,
 }
 
 impl wasmtime::ResourceLimiter for Host {
@@ -267,7 +266,6 @@ impl Sanitizer {
             memory_hit: None,
             last_guest: None,
             peak: self.peak.clone(),
-            _table: ResourceTable::new(),
         }
     }
 

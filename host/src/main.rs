@@ -367,8 +367,7 @@ fn redact(file: &Option<PathBuf>, po: &PackOpts, limits: &LimitOpts) -> Result<(
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
     let (reader, _) = open_input(file)?;
     let stdout = io::stdout().lock();
-    let n = redact_stream(&s, pack, reader, io::BufWriter::new(stdout), 256 << 10)?;
-    let _ = n;
+    redact_stream(&s, pack, reader, io::BufWriter::new(stdout), 256 << 10)?;
     Ok(())
 }
 

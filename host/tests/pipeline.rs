@@ -182,6 +182,7 @@ fn tool_errors_become_code_and_safe_message() {
     assert!(out.is_error);
     let text = visible_text(&out, OutputFormat::Mcp);
     assert!(text.starts_with("[exit-status-2] failed with key [REDACTED:aws-access-key-id]\n"));
+    assert!(out.record.redactions.iter().any(|r| r.rule_id == "aws-access-key-id" && r.count == 1), "counted in the record");
     assert_eq!(json(&out)["isError"], true);
     assert_mcp_valid(&json(&out));
 }

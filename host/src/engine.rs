@@ -462,7 +462,9 @@ fn define_pack_forwarders(linker: &mut Linker<Host>) -> wasmtime::Result<()> {
         let r: Vec<pk::Finding> = in_pack(&mut s, |s, p| p.result_sanitizer_core_rule_pack().call_detect(s, &text))?;
         // Bound what a pack can make the pipeline process.
         if r.len() > 1_000_000 {
-            wasmtime::bail!("rule pack returned {} findings (limit 1000000)", r.len());
+            let name = s.data().pack_name.clone();
+            s.data_mut().last_guest = Some(Guest::Pack(name));
+            wasmtime::bail!("returned {} findings (limit 1000000)", r.len());
         }
         Ok((r,))
     })?;
@@ -506,7 +508,9 @@ fn classify(e: wasmtime::Error, store: &Store<Host>, default: Guest) -> Error {
         }
         Some(Trap::Interrupt) => Error::Timeout { guest, ms: host.limits.timeout.as_millis() },
         Some(t) => Error::Trap { guest, reason: t.to_string() },
-        None => Error::Trap { guest, reason: first_line(&format!("{e}")) },
+        // Host-side refusals are wrapped in wasm backtrace context: report
+        // the root cause.
+        None => Error::Trap { guest, reason: first_line(&e.root_cause().to_string()) },
     }
 }
 

@@ -102,3 +102,48 @@ fn a_pack_whose_regex_does_not_compile_is_a_typed_error() {
     assert!(matches!(&e, Error::InvalidPack(m) if m.contains("broken")), "{e}");
     served_normally(&s);
 }
+
+fn store(addr: i32, value: i32, offset: u64) -> [I<'static>; 3] {
+    [I::I32Const(addr), I::I32Const(value), I::I32Store(wasm_encoder::MemArg { offset, align: 2, memory_index: 0 })]
+}
+
+#[test]
+fn a_panicking_pack_is_a_trap_naming_the_pack() {
+    let s = Sanitizer::new(Limits::default()).unwrap();
+    let pack = s.load_pack_unverified(&hostile("panicker", vec![I::Unreachable, I::End])).unwrap();
+    let e = s.sanitize_with(&pack, b"some text", &common::opts("x")).unwrap_err();
+    assert!(matches!(&e, Error::Trap { guest: Guest::Pack(n), .. } if n == "panicker"), "{e}");
+    served_normally(&s);
+}
+
+#[test]
+fn out_of_range_findings_are_dropped() {
+    // One finding {rule "x", 5..999999} written at 3008; return area at 3040.
+    let mut body = vec![I::I32Const(3000), I::I32Const(b'x' as i32), I::I32Store8(wasm_encoder::MemArg { offset: 0, align: 0, memory_index: 0 })];
+    body.extend(store(3008, 3000, 0));
+    body.extend(store(3008, 1, 4));
+    body.extend(store(3008, 5, 8));
+    body.extend(store(3008, 999_999, 12));
+    body.extend(store(3040, 3008, 0));
+    body.extend(store(3040, 1, 4));
+    body.extend([I::I32Const(3040), I::End]);
+    let s = Sanitizer::new(Limits::default()).unwrap();
+    let pack = s.load_pack_unverified(&hostile("liar", body)).unwrap();
+    let out = s.sanitize_with(&pack, b"short text", &common::opts("x")).unwrap();
+    assert_eq!(common::visible_text(&out, result_sanitizer::api::OutputFormat::Mcp), "short text");
+    assert!(out.record.redactions.is_empty());
+}
+
+#[test]
+fn millions_of_findings_are_refused_by_the_host() {
+    // Grow to ~40 MiB, then claim 2 000 000 findings of empty rule ids.
+    let mut body = vec![I::I32Const(640), I::MemoryGrow(0), I::Drop];
+    body.extend(store(3040, 65536, 0));
+    body.extend(store(3040, 2_000_000, 4));
+    body.extend([I::I32Const(3040), I::End]);
+    let s = Sanitizer::new(Limits { pack_memory: 64 << 20, ..Limits::default() }).unwrap();
+    let pack = s.load_pack_unverified(&hostile("flood", body)).unwrap();
+    let e = s.sanitize_with(&pack, b"short text", &common::opts("x")).unwrap_err();
+    assert!(matches!(&e, Error::Trap { guest: Guest::Pack(n), reason } if n == "flood" && reason.contains("2000000 findings")), "{e}");
+    served_normally(&s);
+}

@@ -329,7 +329,27 @@ impl Ruleset {
     }
 
     /// [`Self::scan`], skipping strict-only rules when `lenient`.
+    ///
+    /// Invisible format characters (zero-width spaces and joiners, soft
+    /// hyphens, bidi controls) are ignored for matching: a secret with a
+    /// U+200B inside is still one secret. The scan then runs on a view
+    /// without them and the spans are mapped back, covering the hidden
+    /// characters too.
     pub fn scan_mode(&self, text: &str, custom: &[Finding], lenient: bool) -> Vec<Span> {
+        if let Some((view, back)) = visible_view(text) {
+            let spans = self.scan_visible(&view, &[], lenient);
+            let mut mapped: Vec<Span> = spans
+                .into_iter()
+                .map(|s| Span { start: back[s.start], end: back[s.end], rule: s.rule })
+                .collect();
+            // Custom findings are offsets into the original text.
+            mapped.extend(custom_spans(text, custom));
+            return merge(mapped);
+        }
+        self.scan_visible(text, custom, lenient)
+    }
+
+    fn scan_visible(&self, text: &str, custom: &[Finding], lenient: bool) -> Vec<Span> {
         let mut spans = self.scan_plain(text, custom, lenient);
         spans.extend(crate::decode::encoded_secrets(text, |decoded| {
             self.scan_plain(decoded, &[], lenient).into_iter().next().map(|s| s.rule)
@@ -413,14 +433,9 @@ impl Ruleset {
                 spans.push(Span { start: m.start(), end: m.end(), rule: TENANT_ROOT_RULE.into() });
             }
         }
-        for f in custom {
-            let (s, e) = (f.start as usize, f.end as usize);
-            // Findings from pack code are untrusted: drop anything that is
-            // not a non-empty in-range span on character boundaries.
-            if s < e && e <= text.len() && text.is_char_boundary(s) && text.is_char_boundary(e) {
-                spans.push(Span { start: s, end: e, rule: sanitize_rule_id(&f.rule_id) });
-                propagate.push((text[s..e].to_string(), sanitize_rule_id(&f.rule_id)));
-            }
+        for s in custom_spans(text, custom) {
+            propagate.push((text[s.start..s.end].to_string(), s.rule.clone()));
+            spans.push(s);
         }
         propagate_values(text, &propagate, &mut spans);
         merge(spans)
@@ -520,6 +535,49 @@ impl Ruleset {
         }
         !rule.allow.iter().chain(self.global_allow.iter()).any(|a| a.is_match(secret))
     }
+}
+
+/// Findings from pack code are untrusted: anything that is not a non-empty
+/// in-range span on character boundaries is dropped.
+fn custom_spans(text: &str, custom: &[Finding]) -> Vec<Span> {
+    custom
+        .iter()
+        .filter_map(|f| {
+            let (s, e) = (f.start as usize, f.end as usize);
+            (s < e && e <= text.len() && text.is_char_boundary(s) && text.is_char_boundary(e))
+                .then(|| Span { start: s, end: e, rule: sanitize_rule_id(&f.rule_id) })
+        })
+        .collect()
+}
+
+fn invisible(c: char) -> bool {
+    matches!(c, '\u{00AD}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
+
+/// `text` without invisible format characters, and for each byte offset
+/// of that view (and its end) the offset in `text`; `None` when there are
+/// none (the common case, found with one memchr pass for their lead bytes).
+fn visible_view(text: &str) -> Option<(String, Vec<usize>)> {
+    let b = text.as_bytes();
+    let maybe = memchr::memchr3(0xE2, 0xEF, 0xC2, b).is_some();
+    if !maybe || !text.chars().any(invisible) {
+        return None;
+    }
+    let mut view = String::with_capacity(text.len());
+    let mut back = Vec::with_capacity(text.len() + 1);
+    for (i, c) in text.char_indices() {
+        if invisible(c) {
+            continue;
+        }
+        for _ in 0..c.len_utf8() {
+            back.push(i);
+        }
+        view.push(c);
+    }
+    // An end maps to the next visible character, so the span also covers
+    // any hidden characters right after the secret (harmless to remove).
+    back.push(text.len());
+    Some((view, back))
 }
 
 /// Every other occurrence of a value already found to be a secret is a

@@ -41,12 +41,17 @@ fn crlf_mixed_newlines_and_nul_heavy_input() {
 
 #[test]
 fn zero_width_and_bidi_characters_do_not_break_the_pipeline() {
-    // A secret with a zero-width space inside is two fragments to a regex:
-    // documented as a limit in docs/SECURITY.md. The pipeline stays sound.
-    let input = "token ghp_4kLm9Pq2Rt7Vx3Yz\u{200B}6Ab1Cd5Ef0Gh2Ij4Kl6M \u{202E}desrever\u{202C} ok";
+    // Invisible characters inside a secret do not split it for matching.
+    let input = "token ghp_4kLm9Pq2Rt7Vx3Yz\u{200B}6Ab1Cd5Ef0Gh2Ij4Kl6M \u{202E}desrever\u{202C} ok and A\u{200D}KIAQ3EGRTZ7MBXK\u{2060}4WNP";
     let out = sanitizer().sanitize(input.as_bytes(), &opts("x")).unwrap();
     assert!(!out.is_error);
-    assert!(visible_text(&out, OutputFormat::Mcp).contains("\u{202E}desrever"));
+    let text = visible_text(&out, OutputFormat::Mcp);
+    assert_eq!(text, "token [REDACTED:github-token] \u{202E}desrever\u{202C} ok and [REDACTED:aws-access-key-id]");
+    // Streaming redaction too.
+    let s = sanitizer();
+    let mut out = Vec::new();
+    result_sanitizer::io::redact_stream(s, s.default_pack(), input.as_bytes(), &mut out, 1 << 16).unwrap();
+    assert!(!String::from_utf8_lossy(&out).contains("6Ab1Cd5Ef0Gh2Ij4Kl6M"));
 }
 
 #[test]

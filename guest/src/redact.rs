@@ -246,28 +246,8 @@ impl Ruleset {
             .iter()
             .map(|a| compile_regex("global allowlist", a))
             .collect::<Result<Vec<_>, _>>()?;
-        let stops: Vec<&str> = set.stopwords.iter().map(String::as_str).filter(|s| !s.is_empty()).collect();
-        let global_stop = if stops.is_empty() {
-            None
-        } else {
-            Some(
-                AhoCorasickBuilder::new()
-                    .ascii_case_insensitive(true)
-                    .build(stops)
-                    .map_err(|e| format!("global stopwords: {e}"))?,
-            )
-        };
-        let roots: Vec<&str> = set.path_roots.iter().map(String::as_str).filter(|r| !r.is_empty()).collect();
-        let roots = if roots.is_empty() {
-            None
-        } else {
-            Some(
-                AhoCorasickBuilder::new()
-                    .match_kind(MatchKind::LeftmostLongest)
-                    .build(roots)
-                    .map_err(|e| format!("path roots: {e}"))?,
-            )
-        };
+        let global_stop = literal_automaton(&set.stopwords, true, MatchKind::Standard, "global stopwords")?;
+        let roots = literal_automaton(&set.path_roots, false, MatchKind::LeftmostLongest, "path roots")?;
         Ok(Self { rules, keywords, keyword_rules, unanchored, global_allow, global_stop, roots, error: Mutex::new(None) })
     }
 
@@ -535,6 +515,20 @@ impl Ruleset {
         }
         !rule.allow.iter().chain(self.global_allow.iter()).any(|a| a.is_match(secret))
     }
+}
+
+/// An automaton over the non-empty `words`, or `None` when there are none.
+fn literal_automaton(words: &[String], nocase: bool, kind: MatchKind, what: &str) -> Result<Option<AhoCorasick>, String> {
+    let words: Vec<&str> = words.iter().map(String::as_str).filter(|w| !w.is_empty()).collect();
+    if words.is_empty() {
+        return Ok(None);
+    }
+    AhoCorasickBuilder::new()
+        .ascii_case_insensitive(nocase)
+        .match_kind(kind)
+        .build(words)
+        .map(Some)
+        .map_err(|e| format!("{what}: {e}"))
 }
 
 /// Findings from pack code are untrusted: anything that is not a non-empty

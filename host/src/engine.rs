@@ -189,7 +189,7 @@ impl Sanitizer {
                 })?;
                 let component = load_precompiled(&engine, art.pack_cwasm, art.pack_wasm)
                     .map_err(load_err("embedded default pack"))?;
-                prepare_pack(&engine, art.pack_wasm, component)?
+                prepare_pack(&engine, read_manifest(art.pack_wasm)?, sha256_hex(art.pack_wasm), component)?
             }
         };
         let pipeline_pre = linker.instantiate_pre(&pipeline).map_err(load_err("pipeline"))?;
@@ -284,11 +284,10 @@ impl Sanitizer {
         tenant: Option<&str>,
         cache: Option<&std::path::Path>,
     ) -> Result<LoadedPack> {
-        signing::verify(wasm, policy, tenant, std::time::SystemTime::now())?;
-        use sha2::Digest;
-        let sha = hex(&sha2::Sha256::digest(wasm));
+        let verified = signing::verify(wasm, policy, tenant, std::time::SystemTime::now())?;
+        let sha = sha256_hex(wasm);
         let component = crate::registry::compile_cached(&self.engine, wasm, &sha, cache)?;
-        prepare_pack(&self.engine, wasm, component)
+        prepare_pack(&self.engine, verified.manifest, sha, component)
     }
 
     fn new_live(&self, pack: &LoadedPack) -> Result<Live> {
@@ -375,9 +374,7 @@ impl Sanitizer {
 /// Loads a pack without signature checks; manifest and WIT version are
 /// checked before compiling.
 fn load_unverified(engine: &Engine, wasm: &[u8]) -> Result<LoadedPack> {
-    let manifest = Manifest::read(wasm)
-        .map_err(|e| Error::Load { what: "rule pack".into(), reason: format!("{e:#}") })?
-        .ok_or_else(|| Error::Load { what: "rule pack".into(), reason: "no manifest section".into() })?;
+    let manifest = read_manifest(wasm)?;
     if manifest.wit_version != WIT_VERSION {
         return Err(Error::Load {
             what: format!("rule pack `{}`", manifest.name),
@@ -385,14 +382,21 @@ fn load_unverified(engine: &Engine, wasm: &[u8]) -> Result<LoadedPack> {
         });
     }
     let component = Component::new(engine, wasm).map_err(load_err("rule pack"))?;
-    prepare_pack(engine, wasm, component)
+    prepare_pack(engine, manifest, sha256_hex(wasm), component)
 }
 
-fn prepare_pack(engine: &Engine, wasm: &[u8], component: Component) -> Result<LoadedPack> {
-    let manifest = Manifest::read(wasm)
-        .ok()
-        .flatten()
-        .ok_or_else(|| Error::Load { what: "rule pack".into(), reason: "no manifest section".into() })?;
+fn read_manifest(wasm: &[u8]) -> Result<Manifest> {
+    Manifest::read(wasm)
+        .map_err(|e| Error::Load { what: "rule pack".into(), reason: format!("{e:#}") })?
+        .ok_or_else(|| Error::Load { what: "rule pack".into(), reason: "no manifest section".into() })
+}
+
+fn sha256_hex(b: &[u8]) -> String {
+    use sha2::Digest;
+    hex(&sha2::Sha256::digest(b))
+}
+
+fn prepare_pack(engine: &Engine, manifest: Manifest, sha256: String, component: Component) -> Result<LoadedPack> {
     // A pack imports nothing: an import would be a way out of the sandbox.
     let ty = component.component_type();
     if let Some((name, _)) = ty.imports(engine).next() {
@@ -403,8 +407,6 @@ fn prepare_pack(engine: &Engine, wasm: &[u8], component: Component) -> Result<Lo
     }
     let pack_linker: Linker<Host> = Linker::new(engine);
     let pre = pack_linker.instantiate_pre(&component).map_err(load_err("rule pack"))?;
-    use sha2::Digest;
-    let sha256 = hex(&sha2::Sha256::digest(wasm));
     Ok(LoadedPack { pre: Prepared { pre }, manifest, sha256, pool: Mutex::new(Vec::new()) })
 }
 

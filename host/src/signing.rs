@@ -103,6 +103,14 @@ pub enum Refusal {
     },
 }
 
+/// Reads and parses a key file; the error names the file, never its content.
+fn read_key_file<K>(path: &Path, kind: &str, parse: fn(&str) -> Option<K>) -> std::io::Result<K> {
+    let text = std::fs::read_to_string(path)?;
+    parse(&text).ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{} is not a {kind} key file", path.display()))
+    })
+}
+
 /// A trusted public key.
 #[derive(Clone)]
 pub struct PublicKey {
@@ -158,10 +166,7 @@ impl PublicKey {
 
     /// Reads a `.pub` file.
     pub fn read(path: &Path) -> std::io::Result<Self> {
-        let text = std::fs::read_to_string(path)?;
-        Self::parse(&text).ok_or_else(|| {
-            std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{} is not a public key file", path.display()))
-        })
+        read_key_file(path, "public", Self::parse)
     }
 
     /// The `.pub` file text.
@@ -201,10 +206,7 @@ impl SecretKey {
 
     /// Reads a `.key` file.
     pub fn read(path: &Path) -> std::io::Result<Self> {
-        let text = std::fs::read_to_string(path)?;
-        Self::parse(&text).ok_or_else(|| {
-            std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{} is not a secret key file", path.display()))
-        })
+        read_key_file(path, "secret", Self::parse)
     }
 
     /// The `.key` file text.

@@ -6,13 +6,14 @@
 # One cargo profile (release) serves the CLI, the tests and the wasm guest,
 # so wasmtime and Cranelift are compiled once.
 
+SHELL     := /bin/bash
 CARGO     ?= cargo
 WASM_TARGET := wasm32-unknown-unknown
 CORE      := target/$(WASM_TARGET)/release/result_sanitizer_pipeline.wasm
 BIN       := target/release/result-sanitizer
 SHARED    ?= $(abspath ../shared)
 
-.PHONY: all build wasm-target components demo test test-rust bench clean
+.PHONY: all build wasm-target components demo test test-rust fuzz cargo-fuzz bench clean
 
 all: build
 
@@ -71,7 +72,32 @@ bench: build $(GITLEAKS)
 test-rust: build
 	$(CARGO) test --release --workspace
 
-test: test-rust
+# Fuzzing: cargo-fuzz targets over the pipeline's native build (fuzz/).
+# `-s none` needs no nightly toolchain; `-a` keeps debug assertions on.
+# New inputs go to target/fuzz/corpus; the seeds in fuzz/corpus are read.
+# `make test` runs a smoke of FUZZ_SECONDS per target; for a real run:
+#   make fuzz FUZZ_SECONDS=600
+CARGO_FUZZ_VERSION := 0.13.2
+FUZZ_TARGETS := sanitize redact_stream json
+FUZZ_SECONDS ?= 5
+
+cargo-fuzz:
+	@$(CARGO) fuzz --version 2>/dev/null | grep -q $(CARGO_FUZZ_VERSION) || \
+	  $(CARGO) install --locked cargo-fuzz --version $(CARGO_FUZZ_VERSION)
+
+fuzz: build cargo-fuzz
+	$(CARGO) fuzz build -s none -a --target-dir target/fuzz
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p target/fuzz/corpus/$$t target/fuzz/artifacts/$$t; \
+	  echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
+	  $(CARGO) fuzz run -s none -a --target-dir target/fuzz $$t target/fuzz/corpus/$$t fuzz/corpus/$$t -- \
+	    -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=60 \
+	    -artifact_prefix=target/fuzz/artifacts/$$t/ -print_final_stats=1 2>&1 \
+	    | grep -E '^(Done|stat::number_of_executed_units|==|SUMMARY|thread)|panicked|ERROR' ; \
+	  test $${PIPESTATUS[0]} -eq 0 || exit 1; \
+	done
+
+test: test-rust fuzz
 
 clean:
 	$(CARGO) clean

@@ -63,6 +63,8 @@ pub struct Host {
     memory_hit: Option<Guest>,
     /// Guest running when the last trap happened.
     last_guest: Option<Guest>,
+    /// A size limit a guest's return value broke: (what, size, limit).
+    too_large: Option<(&'static str, u64, u64)>,
     /// Largest pipeline memory seen by this sanitizer, bytes.
     peak: Arc<std::sync::atomic::AtomicUsize>,
 }
@@ -181,7 +183,7 @@ impl Sanitizer {
         let stop_ticker = Arc::new(AtomicBool::new(false));
         start_ticker(&engine, stop_ticker.clone());
         let pack = match default_pack {
-            Some(bytes) => load_unverified(&engine, bytes)?,
+            Some(bytes) => load_unverified(&engine, bytes, &limits)?,
             None => {
                 let art = crate::embedded::artifacts().ok_or_else(|| Error::Load {
                     what: "embedded default pack".into(),
@@ -215,7 +217,7 @@ impl Sanitizer {
     /// the embedded pack). Its manifest and WIT version are still checked
     /// before anything is compiled.
     pub fn load_pack_unverified(&self, wasm: &[u8]) -> Result<LoadedPack> {
-        load_unverified(&self.engine, wasm)
+        load_unverified(&self.engine, wasm, &self.limits)
     }
 
     /// Turns a core module built with wit-bindgen for the `pack` world (the
@@ -245,6 +247,10 @@ impl Sanitizer {
         let iface = pack.result_sanitizer_core_rule_pack();
         let info = iface.call_info(&mut store).map_err(|e| classify(e, &store, who()))?;
         let rules = iface.call_rules(&mut store).map_err(|e| classify(e, &store, who()))?;
+        let size = rule_set_bytes(&rules);
+        if size > self.limits.rule_set_bytes {
+            return Err(Error::TooLarge { guest: who(), what: "a rule set", size: size as u64, limit: self.limits.rule_set_bytes as u64 });
+        }
         let has_detect = iface.call_has_detect(&mut store).map_err(|e| classify(e, &store, who()))?;
         let manifest = Manifest {
             name: info.name,
@@ -265,6 +271,7 @@ impl Sanitizer {
             in_pack: false,
             memory_hit: None,
             last_guest: None,
+            too_large: None,
             peak: self.peak.clone(),
         }
     }
@@ -284,6 +291,7 @@ impl Sanitizer {
         tenant: Option<&str>,
         cache: Option<&std::path::Path>,
     ) -> Result<LoadedPack> {
+        check_pack_size(wasm, &self.limits)?;
         let verified = signing::verify(wasm, policy, tenant, std::time::SystemTime::now())?;
         let sha = sha256_hex(wasm);
         let component = crate::registry::compile_cached(&self.engine, wasm, &sha, cache)?;
@@ -324,6 +332,7 @@ impl Sanitizer {
         store.set_epoch_deadline(ticks(self.limits.timeout));
         store.data_mut().memory_hit = None;
         store.data_mut().last_guest = None;
+        store.data_mut().too_large = None;
         match f(store, &live.pipeline) {
             Ok(r) => {
                 pack.pool.lock().expect("pool lock").push(live);
@@ -373,7 +382,8 @@ impl Sanitizer {
 
 /// Loads a pack without signature checks; manifest and WIT version are
 /// checked before compiling.
-fn load_unverified(engine: &Engine, wasm: &[u8]) -> Result<LoadedPack> {
+fn load_unverified(engine: &Engine, wasm: &[u8], limits: &Limits) -> Result<LoadedPack> {
+    check_pack_size(wasm, limits)?;
     let manifest = read_manifest(wasm)?;
     if manifest.wit_version != WIT_VERSION {
         return Err(Error::Load {
@@ -383,6 +393,20 @@ fn load_unverified(engine: &Engine, wasm: &[u8]) -> Result<LoadedPack> {
     }
     let component = Component::new(engine, wasm).map_err(load_err("rule pack"))?;
     prepare_pack(engine, manifest, sha256_hex(wasm), component)
+}
+
+/// Refuses a pack file larger than [`Limits::pack_bytes`] before reading it.
+fn check_pack_size(wasm: &[u8], limits: &Limits) -> Result<()> {
+    if wasm.len() > limits.pack_bytes {
+        return Err(Error::TooLarge {
+            // The manifest is a custom section: reading it parses headers only.
+            guest: Guest::Pack(Manifest::read(wasm).ok().flatten().map_or_else(|| "(unnamed)".into(), |m| m.name)),
+            what: "a pack file",
+            size: wasm.len() as u64,
+            limit: limits.pack_bytes as u64,
+        });
+    }
+    Ok(())
 }
 
 fn read_manifest(wasm: &[u8]) -> Result<Manifest> {
@@ -454,6 +478,11 @@ fn define_pack_forwarders(linker: &mut Linker<Host>) -> wasmtime::Result<()> {
     })?;
     inst.func_wrap("rules", |mut s: StoreContextMut<'_, Host>, (): ()| {
         let r = in_pack(&mut s, |s, p| p.result_sanitizer_core_rule_pack().call_rules(s))?;
+        let limit = s.data().limits.rule_set_bytes;
+        let size = rule_set_bytes(&r);
+        if size > limit {
+            return Err(too_large(&mut s, "a rule set", size, limit));
+        }
         Ok((r,))
     })?;
     inst.func_wrap("has-detect", |mut s: StoreContextMut<'_, Host>, (): ()| {
@@ -463,14 +492,36 @@ fn define_pack_forwarders(linker: &mut Linker<Host>) -> wasmtime::Result<()> {
     inst.func_wrap("detect", |mut s: StoreContextMut<'_, Host>, (text,): (String,)| {
         let r: Vec<pk::Finding> = in_pack(&mut s, |s, p| p.result_sanitizer_core_rule_pack().call_detect(s, &text))?;
         // Bound what a pack can make the pipeline process.
-        if r.len() > 1_000_000 {
-            let name = s.data().pack_name.clone();
-            s.data_mut().last_guest = Some(Guest::Pack(name));
-            wasmtime::bail!("returned {} findings (limit 1000000)", r.len());
+        if r.len() > MAX_FINDINGS {
+            return Err(too_large(&mut s, "findings", r.len(), MAX_FINDINGS));
         }
         Ok((r,))
     })?;
     Ok(())
+}
+
+/// Most findings one `detect` call may return.
+const MAX_FINDINGS: usize = 1_000_000;
+
+/// Size of a rule set as [`Limits::rule_set_bytes`] counts it.
+pub fn rule_set_bytes(r: &pk::RuleSet) -> usize {
+    let strs = |v: &[String]| v.iter().map(|x| x.len() + 16).sum::<usize>();
+    let rules: usize = r
+        .rules
+        .iter()
+        .map(|x| 64 + x.id.len() + x.description.len() + x.regex.len() + strs(&x.keywords) + strs(&x.allow_regexes) + strs(&x.stopwords))
+        .sum();
+    let budgets: usize = r.budgets.iter().map(|b| 64 + b.tool.len()).sum();
+    rules + budgets + strs(&r.allow_regexes) + strs(&r.stopwords) + strs(&r.path_roots) + strs(&r.lenient_tools)
+}
+
+/// Records that the pack broke a size limit and returns the trap that
+/// unwinds the pipeline; [`classify`] turns it into [`Error::TooLarge`].
+fn too_large(s: &mut StoreContextMut<'_, Host>, what: &'static str, size: usize, limit: usize) -> wasmtime::Error {
+    let name = s.data().pack_name.clone();
+    s.data_mut().last_guest = Some(Guest::Pack(name));
+    s.data_mut().too_large = Some((what, size as u64, limit as u64));
+    wasmtime::format_err!("rule pack returned {what} of {size} (limit {limit})")
 }
 
 /// Runs `f` against the pack with the pack's fuel, restoring the
@@ -499,6 +550,9 @@ fn in_pack<R>(
 fn classify(e: wasmtime::Error, store: &Store<Host>, default: Guest) -> Error {
     let host = store.data();
     let guest = host.last_guest.clone().unwrap_or(default);
+    if let Some((what, size, limit)) = host.too_large {
+        return Error::TooLarge { guest, what, size, limit };
+    }
     if let Some(g) = host.memory_hit.clone() {
         let bytes = if matches!(g, Guest::Pack(_)) { host.limits.pack_memory } else { host.limits.memory };
         return Error::Memory { guest: g, bytes };
@@ -532,10 +586,26 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
+/// Stage names a pipeline record may carry.
+const STAGES: &[&str] = &["triage", "byte-cap", "redact", "char-budget", "token-budget", "wrap", "wrap+final-redact"];
+
+/// Token count by the host's own native copy of the pipeline's tokenizer
+/// (chunked tiktoken, so a long piece stays linear; tables built once per
+/// process, on first need). A pipeline build cannot change this code.
+fn count_tokens(enc: api::Encoding, text: &str) -> usize {
+    use result_sanitizer_pipeline::api::Encoding as E;
+    let enc = match enc {
+        api::Encoding::O200kBase => E::O200kBase,
+        api::Encoding::Cl100kBase => E::Cl100kBase,
+    };
+    result_sanitizer_pipeline::tokenizer::Tokenizer::get(enc).count(text)
+}
+
 /// Checks a pipeline result before the host passes it on: the message is
 /// JSON of the requested shape, the record inside it is the record
 /// returned, the model-visible text is within the budget the host asked
-/// for, and the record names only rules of the pack.
+/// for (recounted by the host when the byte length does not prove it), and
+/// the record names only the pack, its rules and known stages.
 pub fn validate(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPack) -> Result<()> {
     let bad = |m: &str| Err(Error::InvalidOutput(m.into()));
     let v: serde_json::Value = match serde_json::from_str(&out.message) {
@@ -570,6 +640,14 @@ pub fn validate(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPack) ->
     if *record != typed {
         return bad("the record in the message differs from the record returned");
     }
+    // The record carries no free text: its names must be the pack's own
+    // and the pipeline's known stages, so nothing from the input rides in it.
+    if out.record.pack_name != pack.manifest.name || out.record.pack_version != pack.manifest.version {
+        return bad("the record names another pack");
+    }
+    if out.record.stages.iter().any(|s| !STAGES.contains(&s.stage.as_str())) {
+        return bad("the record names an unknown stage");
+    }
     let b = &out.record.budget;
     if opts.max_tokens.is_some_and(|t| b.max_tokens > t)
         || opts.max_chars.is_some_and(|c| b.max_chars > c)
@@ -587,6 +665,14 @@ pub fn validate(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPack) ->
     // Every token is at most a few dozen bytes; anything beyond is a lie.
     if visible > (b.max_tokens as usize).saturating_mul(64) {
         return bad("output is far larger than its token budget allows");
+    }
+    // A token is at least one byte, so a short output fits; a longer one is
+    // recounted here rather than taken on the pipeline's word.
+    if visible > b.max_tokens as usize {
+        let n: usize = texts.iter().map(|t| count_tokens(out.record.encoding, t)).sum();
+        if n > b.max_tokens as usize {
+            return bad("output tokens exceed the budget (host recount)");
+        }
     }
     let known: std::collections::BTreeSet<&str> = pack.manifest.rule_ids.iter().map(String::as_str).collect();
     for r in &out.record.redactions {

@@ -32,6 +32,10 @@ pub enum Error {
     /// A memory cap was hit.
     #[error("{guest} exceeded its memory limit of {bytes} bytes")]
     Memory { guest: Guest, bytes: usize },
+    /// A guest returned more than a host limit allows (a pack's rule set,
+    /// a flood of findings); checked before the data reaches the pipeline.
+    #[error("{guest} returned {what} of {size} (limit {limit})")]
+    TooLarge { guest: Guest, what: &'static str, size: u64, limit: u64 },
     /// Any other trap (a panic, a stack overflow).
     #[error("{guest} trapped: {reason}")]
     Trap { guest: Guest, reason: String },

@@ -7,6 +7,8 @@
 //! | `timeout` | 5 s per call | anything fuel misses: wall-clock backstop (epochs) |
 //! | `memory` | 256 MiB per pipeline memory | unbounded allocation in the pipeline |
 //! | `pack_memory` | 32 MiB per pack memory | unbounded allocation in a pack |
+//! | `rule_set_bytes` | 4 MiB of rule text per pack | a pack whose rules would make every pipeline instance compile and hold megabytes |
+//! | `pack_bytes` | 16 MiB per pack file | compile time and memory spent on an oversized pack, refused before compiling |
 //! | stack | 1 MiB of wasm stack | runaway recursion (fixed in the engine) |
 //!
 //! Fuel is about one unit per wasm instruction; building the o200k tables
@@ -32,6 +34,11 @@ pub struct Limits {
     pub memory: usize,
     /// Largest linear memory of a pack, bytes.
     pub pack_memory: usize,
+    /// Largest rule set a pack may return: the sum of its strings' lengths
+    /// plus 64 bytes per rule, bytes.
+    pub rule_set_bytes: usize,
+    /// Largest pack file the host compiles, bytes.
+    pub pack_bytes: usize,
 }
 
 impl Default for Limits {
@@ -42,6 +49,8 @@ impl Default for Limits {
             timeout: Duration::from_secs(5),
             memory: 256 << 20,
             pack_memory: 32 << 20,
+            rule_set_bytes: 4 << 20,
+            pack_bytes: 16 << 20,
         }
     }
 }

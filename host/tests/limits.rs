@@ -144,6 +144,40 @@ fn millions_of_findings_are_refused_by_the_host() {
     let s = Sanitizer::new(Limits { pack_memory: 64 << 20, ..Limits::default() }).unwrap();
     let pack = s.load_pack_unverified(&hostile("flood", body)).unwrap();
     let e = s.sanitize_with(&pack, b"short text", &common::opts("x")).unwrap_err();
-    assert!(matches!(&e, Error::Trap { guest: Guest::Pack(n), reason } if n == "flood" && reason.contains("2000000 findings")), "{e}");
+    assert!(matches!(&e, Error::TooLarge { guest: Guest::Pack(n), what: "findings", size: 2_000_000, .. } if n == "flood"), "{e}");
     served_normally(&s);
+}
+
+#[test]
+fn a_ten_megabyte_rule_set_is_refused_naming_the_pack_and_the_limit() {
+    // 2 000 rules with 5 KB descriptions: a valid pack of about 10 MB.
+    let mut toml = String::from("[pack]\nname = \"bloated\"\nversion = \"1\"\ntenant = \"*\"\n");
+    let filler = "d".repeat(5000);
+    for i in 0..2000 {
+        toml.push_str(&format!(
+            "[[rules]]\nid = \"r{i}\"\ndescription = \"{filler}\"\nregex = '''\\b(tk{i}q_[a-z0-9]{{24}})\\b'''\nkeywords = [\"tk{i}q_\"]\nsecret_group = 1\nexamples = [\"tk{i}q_abcdefghijklmnopqrstuvwx\"]\ncounter_examples = [\"tk{i}q_short\"]\n"
+        ));
+    }
+    let rules = RulesFile::parse("bloated.toml", &toml).unwrap();
+    let wasm = pack_build::build(&rules, &rules.identity(None, None, None).unwrap()).unwrap();
+    assert!(wasm.len() > 10_000_000, "{}", wasm.len());
+
+    let s = Sanitizer::new(Limits::default()).unwrap();
+    let pack = s.load_pack_unverified(&wasm).unwrap();
+    for _ in 0..2 {
+        // Refused on every call (each attempt gets a fresh instance).
+        let e = s.sanitize_with(&pack, b"some text", &common::opts("x")).unwrap_err();
+        let limit = Limits::default().rule_set_bytes as u64;
+        assert!(
+            matches!(&e, Error::TooLarge { guest: Guest::Pack(n), what: "a rule set", size, limit: l } if n == "bloated" && *size > 10_000_000 && *l == limit),
+            "{e}"
+        );
+        assert!(e.to_string().contains("bloated") && e.to_string().contains("limit"), "{e}");
+        served_normally(&s);
+    }
+
+    // With a smaller file limit the pack is refused before it is compiled.
+    let small = Sanitizer::new(Limits { pack_bytes: 1 << 20, ..Limits::default() }).unwrap();
+    let e = small.load_pack_unverified(&wasm).unwrap_err();
+    assert!(matches!(&e, Error::TooLarge { guest: Guest::Pack(n), what: "a pack file", .. } if n == "bloated"), "{e}");
 }

@@ -355,3 +355,39 @@ fn the_json_twin_gives_the_same_message() {
     assert!(out["Err"]["InvalidOptions"].as_str().unwrap().contains("unknown option"));
     assert!(!out.to_string().contains(GH));
 }
+
+#[test]
+fn the_host_recounts_tokens_and_keeps_text_out_of_the_record() {
+    let s = sanitizer();
+    let pack = s.default_pack();
+    let mut o = opts("x");
+    o.max_tokens = Some(300);
+    let input: String = (0..400).map(|i| format!("line {i} of a long build log\n")).collect();
+    let out = s.sanitize(input.as_bytes(), &o).unwrap();
+    assert!(result_sanitizer::engine::validate(&o, &out, pack).is_ok());
+
+    // A lying pipeline: more text than the budget, the record unchanged
+    // (so it still claims to fit). Within 64 bytes per token, so only the
+    // host's recount can tell.
+    let mut lie = out.clone();
+    let mut v: serde_json::Value = serde_json::from_str(&lie.message).unwrap();
+    v["content"][0]["text"] = serde_json::Value::String(input[..4000].to_string());
+    lie.message = v.to_string();
+    let e = result_sanitizer::engine::validate(&o, &lie, pack).unwrap_err();
+    assert!(e.to_string().contains("host recount"), "{e}");
+
+    // Text smuggled into the record's names.
+    for tamper in [0, 1] {
+        let mut bad = s.sanitize(b"hello", &o).unwrap();
+        if tamper == 0 {
+            bad.record.pack_name = "hunter2hunter2".into();
+        } else {
+            bad.record.stages[0].stage = "hunter2hunter2".into();
+        }
+        let mut v: serde_json::Value = serde_json::from_str(&bad.message).unwrap();
+        v["_meta"]["result-sanitizer/record"] = serde_json::to_value(&bad.record).unwrap();
+        bad.message = v.to_string();
+        let e = result_sanitizer::engine::validate(&o, &bad, pack).unwrap_err();
+        assert!(!e.to_string().contains("hunter2"), "{e}");
+    }
+}

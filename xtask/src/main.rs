@@ -3,7 +3,9 @@
 //! 1. turn the pipeline's core module (built by cargo for
 //!    `wasm32-unknown-unknown`) into a component;
 //! 2. build the default pack from `rules/default.toml`;
-//! 3. precompile both with the host's engine configuration, so the CLI
+//! 3. write the default rules as JSON (`default-rules.json`, the WIT
+//!    `rule-set` in serde form) for the native fuzz targets in `fuzz/`;
+//! 4. precompile both with the host's engine configuration, so the CLI
 //!    starts without running Cranelift.
 //!
 //! Outputs go to `target/components/`; a file is rewritten only when its
@@ -41,6 +43,7 @@ fn main() -> Result<()> {
     let id = rules.identity(None, None, None)?;
     let pack = pack_build::build(&rules, &id)?;
     write_if_changed(&out.join("default-pack.wasm"), &pack)?;
+    write_if_changed(&out.join("default-rules.json"), &serde_json::to_vec(&rules.to_rule_set())?)?;
 
     let engine = engine::new_engine()?;
     let t = std::time::Instant::now();

@@ -1,0 +1,84 @@
+//! JSON tool results (raw JSON text and MCP results with
+//! `structuredContent`) built from random values with planted secrets.
+#![no_main]
+
+use arbitrary::Unstructured;
+use libfuzzer_sys::fuzz_target;
+use result_sanitizer_fuzz::{check_sanitized, pack, SECRETS};
+use result_sanitizer_pipeline::api::{InputKind, OutputFormat};
+use result_sanitizer_pipeline::options::default_options;
+use result_sanitizer_pipeline::sanitize;
+use serde_json::{json, Map, Value};
+
+/// A random JSON value, bounded in depth and in nodes (`left`); strings
+/// sometimes carry a secret.
+fn value(u: &mut Unstructured<'_>, depth: u32, left: &mut usize) -> arbitrary::Result<Value> {
+    *left = left.saturating_sub(1);
+    let pick = if depth == 0 || *left == 0 { u.int_in_range(0..=4)? } else { u.int_in_range(0..=6)? };
+    Ok(match pick {
+        0 => Value::Null,
+        1 => Value::Bool(u.arbitrary()?),
+        2 => json!(u.arbitrary::<i64>()?),
+        3 => Value::String(u.arbitrary()?),
+        4 => {
+            let s: String = u.arbitrary()?;
+            Value::String(format!("{s} {}\n", SECRETS[u.choose_index(SECRETS.len())?]))
+        }
+        5 => {
+            let item = value(u, depth - 1, left)?;
+            // Copies count against the node budget too.
+            let n = u.int_in_range(0..=200)?.min(*left / nodes(&item));
+            *left -= n * nodes(&item);
+            // Long arrays of similar items, as APIs return them.
+            Value::Array((0..n).map(|i| if i % 7 == 0 { item.clone() } else { json!({"id": i, "v": item.clone()}) }).collect())
+        }
+        _ => {
+            let mut m = Map::new();
+            for _ in 0..u.int_in_range(0..=8)? {
+                let k: String = u.arbitrary()?;
+                m.insert(k, value(u, depth - 1, left)?);
+            }
+            Value::Object(m)
+        }
+    })
+}
+
+fn nodes(v: &Value) -> usize {
+    1 + match v {
+        Value::Array(a) => a.iter().map(nodes).sum(),
+        Value::Object(m) => m.values().map(nodes).sum(),
+        _ => 0,
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let mut u = Unstructured::new(data);
+    let Ok(v) = value(&mut u, 6, &mut 5000) else { return };
+    let mcp = u.arbitrary::<bool>().unwrap_or(false);
+    let max_tokens = u.int_in_range(64u32..=4000).unwrap_or(500);
+    let format = [OutputFormat::Mcp, OutputFormat::Openai, OutputFormat::Anthropic][u.choose_index(3).unwrap_or(0)];
+    let mut o = default_options();
+    o.tool = "api".into();
+    o.format = format;
+    o.max_tokens = Some(max_tokens);
+    let input = if mcp {
+        o.input = InputKind::Mcp;
+        let text = serde_json::to_string_pretty(&v).unwrap();
+        serde_json::to_vec(&json!({"content": [{"type": "text", "text": text}], "structuredContent": v})).unwrap()
+    } else {
+        o.content_type = Some("application/json".into());
+        serde_json::to_vec_pretty(&v).unwrap()
+    };
+    if let Ok(out) = sanitize(&input, &o, pack()) {
+        check_sanitized(&out, format, Some(max_tokens));
+        if mcp && format == OutputFormat::Mcp {
+            // structuredContent is kept whole or dropped with a note, and is
+            // redacted when kept.
+            let m: Value = serde_json::from_str(&out.message).unwrap();
+            if let Some(sc) = m.get("structuredContent") {
+                let s = sc.to_string();
+                assert!(SECRETS.iter().all(|x| !s.contains(x)));
+            }
+        }
+    }
+});

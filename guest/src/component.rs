@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 
 use crate::api::{
-    Budget, Guest, Options, RedactRequest, RedactResponse, SanitizeError, Sanitized,
+    Budget, Guest, Options, RedactRequest, RedactResponse, RoundInput, RoundOptions, SanitizeError, Sanitized,
 };
 use crate::pack::{CompiledPack, RuleSource};
 use crate::pack_api::{self, Finding, PackInfo, RuleSet};
@@ -38,6 +38,13 @@ struct Component;
 impl Guest for Component {
     fn sanitize(input: Vec<u8>, options: Options) -> Result<Sanitized, SanitizeError> {
         crate::pipeline::sanitize(&input, &options, pack()?)
+    }
+
+    fn sanitize_round(
+        inputs: Vec<RoundInput>,
+        round: RoundOptions,
+    ) -> Result<Vec<Result<Sanitized, SanitizeError>>, SanitizeError> {
+        crate::round::sanitize_round(&inputs, &round, pack()?)
     }
 
     fn sanitize_json(request: String) -> String {

@@ -27,6 +27,60 @@ pub struct MiddleCut {
     pub below_first_line: u64,
 }
 
+/// Whether, and up to where, the host keeps the full output for `recall`.
+#[derive(Clone, Debug, Default)]
+pub struct Recall {
+    /// Call id the output is kept under (safe alphabet), when kept.
+    pub call_id: Option<String>,
+    /// Bytes 0..n of the original are kept.
+    pub kept_bytes: u64,
+}
+
+impl Recall {
+    /// From the options: kept only with a call id and `recall-bytes`.
+    pub fn from_options(call_id: &str, recall_bytes: Option<u64>) -> Self {
+        let id: String = call_id
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
+            .take(128)
+            .collect();
+        match recall_bytes {
+            Some(n) if !id.is_empty() && n > 0 => Self { call_id: Some(id), kept_bytes: n },
+            _ => Self::default(),
+        }
+    }
+
+    /// Whether bytes `start..end` of the original can be recalled.
+    pub fn covers(&self, end_byte: u64) -> bool {
+        self.call_id.is_some() && end_byte <= self.kept_bytes
+    }
+
+    /// Short wording for notes inside data (JSON): how the rest is had.
+    pub fn short(&self, end_byte: u64) -> String {
+        match &self.call_id {
+            Some(id) if self.covers(end_byte) => format!(", recallable: recall call_id={id}"),
+            _ => ", not kept".into(),
+        }
+    }
+}
+
+/// How to read an omitted range: recall when the host keeps it, else call
+/// the tool again. Bytes from 0 (exclusive end), lines from 1 (inclusive).
+pub fn recovery(start_byte: u64, end_byte: u64, start_line: u64, end_line: u64, recall: &Recall) -> String {
+    let n = end_byte.saturating_sub(start_byte);
+    let lines = end_line.saturating_sub(start_line) + 1;
+    match &recall.call_id {
+        Some(id) if recall.covers(end_byte) => format!(
+            "The omitted part is not shown but recallable: recall(call_id={id}, offset={start_byte}, limit={n}) \
+             in bytes, or recall(call_id={id}, offset={start_line}, limit={lines}, unit=lines)."
+        ),
+        _ => format!(
+            "The omitted part is not kept: to read it, call the tool again with offset={start_byte} limit={n} \
+             (bytes) or offset={start_line} limit={lines} (lines)."
+        ),
+    }
+}
+
 /// Sizes of the whole output.
 pub struct Totals {
     /// Bytes read (after the cap).
@@ -37,6 +91,8 @@ pub struct Totals {
     pub lines: u64,
     /// What the budgets were, for the threshold statement.
     pub threshold: String,
+    /// Recovery route.
+    pub recall: Recall,
 }
 
 /// First line of a truncated output: it is partial, and cuts are marked.
@@ -54,11 +110,9 @@ pub fn header(t: &Totals, parts: usize, shown_bytes: u64) -> String {
 /// The marker between head and tail.
 pub fn middle(c: &MiddleCut, t: &Totals) -> String {
     let n = c.end_byte - c.start_byte;
-    let line_count = c.end_line.saturating_sub(c.start_line) + 1;
     format!(
         "{PREFIX} omitted bytes {}-{} ({n} bytes, lines {}-{}) of the {} bytes / {} lines read; \
-         shown: lines 1-{} above and lines {}-{} below. The omitted part is not kept: to read it, \
-         call the tool again with offset={} limit={n} (bytes) or offset={} limit={line_count} (lines).]",
+         shown: lines 1-{} above and lines {}-{} below. {}]",
         c.start_byte,
         c.end_byte,
         c.start_line,
@@ -68,8 +122,7 @@ pub fn middle(c: &MiddleCut, t: &Totals) -> String {
         c.above_last_line,
         c.below_first_line,
         t.lines,
-        c.start_byte,
-        c.start_line,
+        recovery(c.start_byte, c.end_byte, c.start_line, c.end_line, &t.recall),
     )
 }
 
@@ -81,10 +134,17 @@ pub fn cap(t: &Totals, cap: u64) -> String {
         }
         _ => format!("the output continued past byte {} (total size unknown)", t.read_bytes),
     };
-    format!(
-        "{PREFIX} byte cap of {cap} bytes reached; {rest}. The rest is not kept: to read it, \
-         call the tool again with offset={} (bytes) or from line {} on.]",
-        t.read_bytes,
-        t.lines.max(1)
-    )
+    let how = match (&t.recall.call_id, t.total_bytes) {
+        (Some(id), Some(total)) if t.recall.covers(total) => format!(
+            "The rest is not shown but recallable: recall(call_id={id}, offset={}, limit={}) in bytes.",
+            t.read_bytes,
+            total - t.read_bytes
+        ),
+        _ => format!(
+            "The rest is not kept: to read it, call the tool again with offset={} (bytes) or from line {} on.",
+            t.read_bytes,
+            t.lines.max(1)
+        ),
+    };
+    format!("{PREFIX} byte cap of {cap} bytes reached; {rest}. {how}]")
 }

@@ -5,8 +5,11 @@
 //!   char and token budgets then apply to;
 //! * embedded `resource` text joins the text under a `[resource <uri>]`
 //!   line; a `blob` is omitted with a marker (binary);
+//! * blocks annotated `audience: ["user"]` (for the user, not the model)
+//!   are left out and counted;
 //! * `image` and `audio` pass through when their base64 data fits the byte
-//!   cap, else they are omitted with a marker;
+//!   cap and their estimated tokens ([`crate::media`]) fit half the token
+//!   budget (all media together), else they are omitted with a marker;
 //! * `resource_link` passes through with its strings redacted;
 //! * `structuredContent` passes through with every string redacted (the
 //!   pipeline then checks its share of the token budget).
@@ -33,6 +36,10 @@ pub struct Parsed {
     pub is_error: bool,
     /// Markers for omitted blocks.
     pub notes: Vec<String>,
+    /// Blocks for the user only, left out.
+    pub user_only: u32,
+    /// Estimated tokens of the media passed through.
+    pub media_tokens: u32,
 }
 
 fn bad(m: &str) -> SanitizeError {
@@ -62,8 +69,19 @@ pub fn parse(
         }
         text.push_str(s);
     };
+    let mut user_only = 0;
+    let mut media_tokens = 0u32;
     for (i, block) in content.iter().enumerate() {
         let ty = block.get("type").and_then(Value::as_str).unwrap_or("");
+        let audience: Vec<&str> = block
+            .pointer("/annotations/audience")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if !audience.is_empty() && !audience.contains(&"assistant") {
+            user_only += 1;
+            continue;
+        }
         match ty {
             "text" => {
                 let t = block.get("text").and_then(Value::as_str).ok_or_else(|| bad("text block without text"))?;
@@ -78,10 +96,20 @@ pub fn parse(
                         data.len(),
                         budget.max_bytes
                     ));
-                } else if ty == "image" {
-                    extras.push(Extra::Image { data: data.into(), mime: mime.into() });
                 } else {
-                    extras.push(Extra::Audio { data: data.into(), mime: mime.into() });
+                    let est = if ty == "image" { crate::media::image_tokens(data) } else { crate::media::audio_tokens(data) };
+                    if media_tokens.saturating_add(est) > budget.max_tokens / 2 {
+                        notes.push(format!(
+                            "{PREFIX} content block {i} ({ty}, {mime}) omitted: about {est} tokens, and media may take at most half the {}-token budget.]",
+                            budget.max_tokens
+                        ));
+                    } else if ty == "image" {
+                        media_tokens += est;
+                        extras.push(Extra::Image { data: data.into(), mime: mime.into() });
+                    } else {
+                        media_tokens += est;
+                        extras.push(Extra::Audio { data: data.into(), mime: mime.into() });
+                    }
                 }
             }
             "resource_link" => {
@@ -111,5 +139,5 @@ pub fn parse(
         redact_json(&mut s, pack, counts);
         s
     });
-    Ok(Parsed { text, extras, structured, is_error, notes })
+    Ok(Parsed { text, extras, structured, is_error, notes, user_only, media_tokens })
 }

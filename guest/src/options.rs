@@ -46,6 +46,9 @@ pub fn default_options() -> Options {
         tool_error: None,
         lenient: false,
         total_bytes: None,
+        markup_bytes: None,
+        recall_bytes: None,
+        slice: None,
     }
 }
 
@@ -100,7 +103,16 @@ pub fn resolve(opts: &Options, rules: &RuleSet) -> Result<Budget, SanitizeError>
     if head_chars == 0 && tail_chars == 0 {
         return bad("head-chars and tail-chars cannot both be 0".into());
     }
-    Ok(Budget { max_bytes, max_chars, head_chars, tail_chars, max_tokens })
+    let markup_bytes = opts.markup_bytes.unwrap_or(max_bytes.saturating_mul(4).min(MAX_MAX_BYTES));
+    if !(MIN_MAX_BYTES..=MAX_MAX_BYTES).contains(&markup_bytes) {
+        return bad(format!("markup-bytes must be between {MIN_MAX_BYTES} and {MAX_MAX_BYTES}, got {markup_bytes}"));
+    }
+    if let Some(s) = &opts.slice {
+        if s.limit == 0 || (s.unit == crate::api::SliceUnit::Lines && s.offset == 0) {
+            return bad("a slice needs a limit above 0, and lines count from 1".into());
+        }
+    }
+    Ok(Budget { max_bytes, max_chars, head_chars, tail_chars, max_tokens, markup_bytes })
 }
 
 #[cfg(test)]

@@ -15,21 +15,27 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::api::{
-    Budget, ContentClass, InputKind, Options, SanitizeError, SanitizeRecord, Sanitized, Span as RecSpan, StageTrace,
-    Strategy,
+    Budget, ContentClass, InputKind, Options, SanitizeError, SanitizeRecord, Sanitized, SliceUnit, Span as RecSpan,
+    StageTrace, Strategy, StructureCuts,
 };
 use crate::char_budget::{self, Cut};
 use crate::edits::{self, Edit, OffsetMap};
 use crate::marker::{self, MiddleCut, Totals};
+use crate::records::{self, Records};
 use crate::pack::CompiledPack;
 use crate::redact::{self, counts_to_records};
 use crate::text::{self, Lines};
 use crate::tokenizer::Tokenizer;
 use crate::wrap;
-use crate::{byte_cap, defang, mcp_input, options, token_budget, triage};
+use crate::{byte_cap, defang, error_lines, json_budget, mcp_input, options, token_budget, triage};
 
 /// Runs the whole pipeline over one tool result.
 pub fn sanitize(input: &[u8], opts: &Options, pack: &CompiledPack) -> Result<Sanitized, SanitizeError> {
+    sanitize_visible(input, opts, pack).map(|(s, _)| s)
+}
+
+/// [`sanitize`], also returning the model-visible text (for round budgets).
+pub fn sanitize_visible(input: &[u8], opts: &Options, pack: &CompiledPack) -> Result<(Sanitized, String), SanitizeError> {
     let budget = options::resolve(opts, &pack.rules)?;
     let tok = Tokenizer::get(opts.encoding);
     let mut run = Run::new(opts, &budget, pack, tok);
@@ -40,33 +46,59 @@ pub fn sanitize(input: &[u8], opts: &Options, pack: &CompiledPack) -> Result<San
             let verdict = triage::classify(input, opts.content_type.as_deref());
             match verdict.class {
                 ContentClass::Binary => return Ok(run.binary(input.len(), verdict.format)),
+                ContentClass::Text => run.class = triage::refine(input, opts.content_type.as_deref()),
                 class => run.class = class,
             }
             is_error_in = false;
-            (input.to_vec(), Vec::new(), None, Vec::new(), opts.total_bytes)
+            if run.class == ContentClass::Html {
+                let (text, notes) = run.html(input);
+                (text, Vec::new(), None, notes, None)
+            } else {
+                (input.to_vec(), Vec::new(), None, Vec::new(), opts.total_bytes)
+            }
         }
         InputKind::Mcp => {
             let parsed = mcp_input::parse(input, &budget, pack, &mut run.counts)?;
             run.class = ContentClass::Mcp;
+            run.user_only_blocks = parsed.user_only;
+            run.media_tokens = parsed.media_tokens;
             is_error_in = parsed.is_error;
             let total = Some(parsed.text.len() as u64);
             (parsed.text.into_bytes(), parsed.extras, parsed.structured, parsed.notes, total)
         }
     };
-    // Structured content shares the token budget with the text.
+    // Structured content shares the token budget with the text: at most
+    // half of it, thinned like any JSON document when larger.
+    let half = budget.max_tokens as usize / 2;
     let structured = structured.and_then(|s| {
-        let json = serde_json::to_string(&s).unwrap_or_default();
-        let tokens = tok.count_unless_fits(&json, budget.max_tokens as usize / 2).unwrap_or(json.len()) as u32;
-        if tokens <= budget.max_tokens / 2 {
+        let count = |v: &Value| {
+            let json = serde_json::to_string(v).unwrap_or_default();
+            tok.count_within(&json, half).map(|n| n.unwrap_or(json.len()) as u32)
+        };
+        if let Some(tokens) = count(&s) {
             run.structured_tokens = tokens;
-            Some(s)
-        } else {
-            run.notes.push(format!(
-                "{} structuredContent omitted: about {tokens} tokens, over half the {}-token budget; its text form is above.]",
-                marker::PREFIX,
-                budget.max_tokens
-            ));
-            None
+            return Some(s);
+        }
+        let rest = marker::Recall::from_options(&opts.call_id, opts.recall_bytes).short(input.len() as u64);
+        match json_budget::fit(&s, &rest, |t| count(t).map(|n| (t.clone(), n))) {
+            Some(((thinned, tokens), cuts)) => {
+                run.structured_tokens = tokens;
+                run.structure = Some(cuts);
+                run.notes.push(format!(
+                    "{} structuredContent thinned to {tokens} tokens (half the {}-token budget); omissions are marked inside it.]",
+                    marker::PREFIX,
+                    budget.max_tokens
+                ));
+                Some(thinned)
+            }
+            None => {
+                run.notes.push(format!(
+                    "{} structuredContent omitted: over half the {}-token budget even when thinned; its text form is above.]",
+                    marker::PREFIX,
+                    budget.max_tokens
+                ));
+                None
+            }
         }
     });
     run.notes.extend(notes);
@@ -75,9 +107,20 @@ pub fn sanitize(input: &[u8], opts: &Options, pack: &CompiledPack) -> Result<San
     if let Some(e) = run.pack_error.take().or_else(|| pack.ruleset.error()) {
         return Err(SanitizeError::InvalidPack(e));
     }
-    let record = run.record.take().expect("record set by text()");
+    let mut record = run.record.take().expect("record set by text()");
+    record.user_only_blocks = run.user_only_blocks;
+    record.media_tokens = run.media_tokens;
+    if let Some(sc) = run.structure.take() {
+        // Structured content was thinned: its cuts join the text's.
+        let r = record.structure.get_or_insert_with(json_budget::no_cuts);
+        r.items += sc.items;
+        r.keys += sc.keys;
+        r.chars += sc.chars;
+        r.containers += sc.containers;
+        record.truncated = true;
+    }
     let message = wrap::message(opts, &text, &extras, structured.as_ref(), is_error, &record);
-    Ok(Sanitized { message, record, is_error })
+    Ok((Sanitized { message, record, is_error }, text))
 }
 
 /// State of one pipeline run.
@@ -91,6 +134,12 @@ struct Run<'a> {
     stages: Vec<StageTrace>,
     notes: Vec<String>,
     structured_tokens: u32,
+    /// Estimated tokens of images and audio passed through.
+    media_tokens: u32,
+    /// MCP blocks for the user only, kept from the model.
+    user_only_blocks: u32,
+    /// Cuts made in thinning structured content.
+    structure: Option<StructureCuts>,
     record: Option<SanitizeRecord>,
     lenient: bool,
     /// A rule of the pack failed to compile when first used.
@@ -103,17 +152,19 @@ struct Prepared {
     rmap: OffsetMap,
     dmap: OffsetMap,
     lines: Lines,
+    /// Where this text starts in the whole output (a recalled slice).
+    base: Base,
 }
 
 impl Prepared {
     fn byte(&self, off: usize) -> u64 {
-        self.dmap.to_src(self.rmap.to_src(off)) as u64
+        self.base.byte + self.dmap.to_src(self.rmap.to_src(off)) as u64
     }
     fn byte_end(&self, off: usize) -> u64 {
-        self.dmap.to_src_end(self.rmap.to_src_end(off)) as u64
+        self.base.byte + self.dmap.to_src_end(self.rmap.to_src_end(off)) as u64
     }
     fn line(&self, off: usize) -> u64 {
-        self.lines.line_of(self.rmap.to_src(off))
+        self.base.line + self.lines.line_of(self.rmap.to_src(off))
     }
 }
 
@@ -122,6 +173,8 @@ struct Rendered {
     text: String,
     cut: Cut,
     final_counts: BTreeMap<String, u32>,
+    /// Error lines of the omitted middle shown.
+    error_lines: u64,
 }
 
 impl AsRef<str> for Rendered {
@@ -142,6 +195,9 @@ impl<'a> Run<'a> {
             stages: Vec::new(),
             notes: Vec::new(),
             structured_tokens: 0,
+            media_tokens: 0,
+            user_only_blocks: 0,
+            structure: None,
             record: None,
             lenient: options::lenient(opts, &pack.rules),
             pack_error: None,
@@ -184,11 +240,16 @@ impl<'a> Run<'a> {
             pack_name: self.pack.info.name.clone(),
             pack_version: self.pack.info.version.clone(),
             stages: Vec::new(),
+            structure: None,
+            user_only_blocks: 0,
+            media_tokens: 0,
+            recallable: false,
+            round: None,
         }
     }
 
     /// Binary output: omitted, reported as a tool error.
-    fn binary(mut self, n: usize, format: Option<&str>) -> Sanitized {
+    fn binary(mut self, n: usize, format: Option<&str>) -> (Sanitized, String) {
         self.class = ContentClass::Binary;
         let what = format.map(|f| format!(" ({f})")).unwrap_or_default();
         let inner = format!("binary output omitted, {n} bytes{what}");
@@ -206,13 +267,39 @@ impl<'a> Run<'a> {
         rec.redactions = counts_to_records(&self.counts);
         rec.stages = std::mem::take(&mut self.stages);
         let message = wrap::message(self.opts, &text, &[], None, true, &rec);
-        Sanitized { message, record: rec, is_error: true }
+        (Sanitized { message, record: rec, is_error: true }, text)
     }
 
-    /// The text path: cap, decode, redact, budgets, render. Returns the
-    /// model-visible text and leaves the record in `self.record`.
+    /// HTML: the markup, read up to its own byte budget, becomes text.
+    /// Positions in markers and records then refer to that text.
+    fn html(&mut self, input: &[u8]) -> (Vec<u8>, Vec<String>) {
+        let cap = byte_cap::cap_len(input, self.budget.markup_bytes.min(usize::MAX as u64) as usize);
+        let text = crate::html::extract(&String::from_utf8_lossy(&input[..cap]));
+        self.stage("html", cap, text.len());
+        let mut notes = Vec::new();
+        if cap < input.len() {
+            notes.push(format!(
+                "{} HTML markup read up to byte {cap} of {}{} (markup budget {} bytes); the text above comes from that part only.]",
+                marker::PREFIX,
+                input.len(),
+                if input.len() as u64 > self.budget.markup_bytes + 1 { "" } else { " or more" },
+                self.budget.markup_bytes
+            ));
+        }
+        (text.into_bytes(), notes)
+    }
+
+    /// The text path: cap, decode, redact, then the strategy for the class
+    /// (JSON structure, whole records, or head and tail with error lines),
+    /// budgets, render. Returns the model-visible text and leaves the
+    /// record in `self.record`.
     fn text(&mut self, input: &[u8], total: Option<u64>) -> String {
         let budget = *self.budget;
+        // A recall reads one part of the output (the input is the whole).
+        let (input, base) = match &self.opts.slice {
+            Some(sl) => slice(input, sl),
+            None => (input, Base::default()),
+        };
         // Byte cap, on a UTF-8 boundary.
         let n = byte_cap::cap_len(input, budget.max_bytes.min(usize::MAX as u64) as usize);
         let read = &input[..n];
@@ -243,47 +330,75 @@ impl<'a> Run<'a> {
         }
         let (redacted, rmap) = edits::apply(&decoded.text, &edit_list);
         self.stage("redact", decoded.text.len(), redacted.len());
-        let prep = Prepared { text: redacted, rmap, dmap: decoded.map, lines };
+        let prep = Prepared { text: redacted, rmap, dmap: decoded.map, lines, base };
 
-        // Character budget.
-        let (char_cut, char_lines) =
-            char_budget::cut(&prep.text, budget.max_chars, budget.head_chars, budget.tail_chars);
-        let kept_after_chars = char_cut.head_end + (prep.text.len() - char_cut.tail_start);
-        self.stage("char-budget", prep.text.len(), kept_after_chars);
-
-        // Token budget, over the rendered output (markers, boundary, final
-        // redaction included).
+        let recall = marker::Recall::from_options(&self.opts.call_id, self.opts.recall_bytes);
         let totals = Totals {
-            read_bytes: n as u64,
-            total_bytes: if cap_hit { total } else { Some(n as u64) },
-            lines: total_lines,
+            read_bytes: base.byte + n as u64,
+            total_bytes: if cap_hit { total.map(|t| base.byte + t) } else { Some(base.byte + n as u64) },
+            lines: base.line + total_lines,
             threshold: format!(
                 "limits {} bytes, {} chars, {} tokens",
                 budget.max_bytes, budget.max_chars, budget.max_tokens
             ),
+            recall,
         };
         let err = self.error_line();
-        let token_budget = budget.max_tokens.saturating_sub(self.structured_tokens);
+        let token_budget = budget.max_tokens.saturating_sub(self.structured_tokens + self.media_tokens);
+        let notes = self.notes.clone();
+        let is_empty = prep.text.is_empty() && notes.is_empty();
+        let class = self.class;
+        let records = matches!(class, ContentClass::JsonLines | ContentClass::Csv)
+            .then(|| Records::split(&prep.text, class == ContentClass::Csv));
+        let errors = if class == ContentClass::Text { error_lines::find(&prep.text) } else { Vec::new() };
+        // Error lines take about a tenth of the token budget (at ~4 bytes
+        // a token; the render that holds them is counted exactly anyway).
+        let error_cap = token_budget as usize * 2 / 5;
+        let ctx = Compose { p: &prep, cap_hit, cap: budget.max_bytes, totals: &totals, notes: &notes, is_empty, records: records.as_ref(), errors: &errors, error_cap };
+        let (opts, pack, lenient, tok) = (self.opts, self.pack, self.lenient, self.tok);
+        let render = |cut: Cut| -> Rendered {
+            let cut = avoid_replacements(&prep, cut);
+            let (inner, error_lines) = ctx.compose(cut);
+            let (text, final_counts) = finish(opts, pack, lenient, err.as_deref(), &inner);
+            Rendered { text, cut, final_counts, error_lines }
+        };
+        let len = prep.text.len();
+        let whole_fits = || {
+            text::char_count(&prep.text) <= budget.max_chars as usize
+                && tok.count_within(&render(Cut::none(len)).text, token_budget as usize).is_some()
+        };
+        let structured = !is_empty && matches!(class, ContentClass::Json | ContentClass::JsonLines | ContentClass::Csv);
+        if structured && (cap_hit || !whole_fits()) {
+            // Structure first: JSON stays JSON (a document cut by the byte
+            // cap is closed after its last complete element), records stay
+            // whole.
+            if class == ContentClass::Json {
+                let d = decoded_stats(original_chars, total_lines, decoded.invalid, defanged);
+                if let Some(out) = self.json_structure(&prep, &totals, err.as_deref(), token_budget, input.len(), n, original_bytes, cap_hit, &d) {
+                    return out;
+                }
+            } else if cap_hit {
+                // Whole records: the last line may be cut; head and tail below.
+            } else if let Some(r) = &records {
+                if let Some(out) = self.records(&prep, r, &render, token_budget, input.len(), original_bytes, &decoded_stats(original_chars, total_lines, decoded.invalid, defanged)) {
+                    return out;
+                }
+            }
+        }
+
+        // Head and tail: the character budget, then the token budget.
+        let (char_cut, char_lines) =
+            char_budget::cut(&prep.text, budget.max_chars, budget.head_chars, budget.tail_chars);
+        let kept_after_chars = char_cut.head_end + (prep.text.len() - char_cut.tail_start);
+        self.stage("char-budget", prep.text.len(), kept_after_chars);
         let head_share = if budget.head_chars + budget.tail_chars == 0 {
             0.75
         } else {
             f64::from(budget.head_chars) / f64::from(budget.head_chars + budget.tail_chars)
         };
-        let notes = self.notes.clone();
-        let is_empty = prep.text.is_empty() && notes.is_empty();
-        let render = |cut: Cut| -> Rendered {
-            let cut = avoid_replacements(&prep, cut);
-            let inner = compose(&prep, cut, cap_hit, budget.max_bytes, &totals, &notes, is_empty);
-            let framed = wrap::frame(self.opts, err.as_deref(), &inner);
-            // Redact once more over the final text.
-            let spans = self.pack.ruleset.scan_mode(&framed, &self.pack.detect(&framed), self.lenient);
-            let mut final_counts = BTreeMap::new();
-            let (text, _) = edits::apply(&framed, &redact::to_edits(&spans, &mut final_counts));
-            Rendered { text, cut, final_counts }
-        };
         let fitted =
             token_budget::fit(&prep.text, char_cut, char_lines, token_budget, head_share, self.tok, render);
-        let Rendered { text: out, cut, final_counts } = fitted.rendered;
+        let Rendered { text: out, cut, final_counts, error_lines } = fitted.rendered;
         self.stage("token-budget", kept_after_chars, cut.head_end + (prep.text.len() - cut.tail_start));
         self.stage("wrap+final-redact", prep.text.len(), out.len());
         for (k, v) in final_counts {
@@ -291,22 +406,21 @@ impl<'a> Run<'a> {
         }
 
         // The record.
-        let mut rec = self.base_record(input.len());
-        rec.original_bytes = original_bytes;
-        rec.original_chars = original_chars;
-        rec.original_lines = total_lines;
-        rec.byte_cap_hit = cap_hit;
-        rec.invalid_utf8 = decoded.invalid;
-        rec.defanged = defanged;
-        rec.truncated = cut.is_cut() || cap_hit;
-        rec.strategy = if !cut.is_cut() {
+        let strategy = if !cut.is_cut() {
             Strategy::None
+        } else if error_lines > 0 {
+            Strategy::HeadTailErrors
         } else if fitted.whole_lines {
             Strategy::HeadTailLines
         } else {
             Strategy::HeadTailChars
         };
-        let len = prep.text.len();
+        let mut rec = self.record_base(input.len(), original_bytes, cap_hit, &decoded_stats(original_chars, total_lines, decoded.invalid, defanged), &totals);
+        rec.truncated = cut.is_cut() || cap_hit;
+        rec.strategy = strategy;
+        if error_lines > 0 {
+            rec.structure = Some(StructureCuts { error_lines, ..json_budget::no_cuts() });
+        }
         if cut.is_cut() {
             if cut.head_end > 0 {
                 rec.kept.push(span(&prep, 0, cut.head_end));
@@ -318,21 +432,244 @@ impl<'a> Run<'a> {
         } else if len > 0 {
             rec.kept.push(span(&prep, 0, len));
         }
+        self.close_record(rec, n, original_bytes, total_lines, &prep, cap_hit, &out, fitted.tokens);
+        out
+    }
+
+    /// The record's common part.
+    fn record_base(
+        &self,
+        input_len: usize,
+        original_bytes: u64,
+        cap_hit: bool,
+        d: &DecodedStats,
+        totals: &Totals,
+    ) -> SanitizeRecord {
+        let mut rec = self.base_record(input_len);
+        rec.original_bytes = original_bytes;
+        rec.original_chars = d.chars;
+        rec.original_lines = d.lines;
+        rec.byte_cap_hit = cap_hit;
+        rec.invalid_utf8 = d.invalid;
+        rec.defanged = d.defanged;
+        rec.recallable = totals.recall.call_id.is_some();
+        rec
+    }
+
+    /// Adds the cap span, counts and sizes, and stores the record.
+    fn close_record(
+        &mut self,
+        mut rec: SanitizeRecord,
+        n: usize,
+        original_bytes: u64,
+        total_lines: u64,
+        prep: &Prepared,
+        cap_hit: bool,
+        out: &str,
+        tokens: Option<u64>,
+    ) {
         if cap_hit {
             rec.omitted.push(RecSpan {
-                start_byte: n as u64,
-                end_byte: original_bytes,
-                start_line: total_lines.max(1),
-                end_line: total_lines.max(1),
+                start_byte: prep.base.byte + n as u64,
+                end_byte: prep.base.byte + original_bytes,
+                start_line: prep.base.line + total_lines.max(1),
+                end_line: prep.base.line + total_lines.max(1),
             });
         }
         rec.redactions = counts_to_records(&self.counts);
-        rec.output_chars = text::char_count(&out) as u64;
-        rec.output_tokens = fitted.tokens;
+        rec.output_chars = text::char_count(out) as u64;
+        rec.output_tokens = tokens;
         rec.stages = std::mem::take(&mut self.stages);
         self.record = Some(rec);
-        out
     }
+
+    /// JSON over budget: thinned (see [`json_budget`]) so that it stays
+    /// valid JSON. `None` when it does not parse (after redaction) or no
+    /// level fits; the caller falls back to head and tail.
+    fn json_structure(
+        &mut self,
+        prep: &Prepared,
+        totals: &Totals,
+        err: Option<&str>,
+        token_budget: u32,
+        input_len: usize,
+        read: usize,
+        original_bytes: u64,
+        cap_hit: bool,
+        d: &DecodedStats,
+    ) -> Option<String> {
+        let rest = totals.recall.short(original_bytes + prep.base.byte);
+        let v: Value = if cap_hit {
+            let from = prep.base.byte + read as u64;
+            let to = prep.base.byte + original_bytes;
+            let how = totals.recall.short(to);
+            let note = format!("{} byte cap of {} bytes reached: bytes {from}-{to} of the document were not read{how}]", marker::PREFIX, self.budget.max_bytes);
+            serde_json::from_str(&json_budget::close_prefix(&prep.text, &note)?).ok()?
+        } else {
+            serde_json::from_str(&prep.text).ok()?
+        };
+        let max_chars = self.budget.max_chars as usize;
+        let found = json_budget::fit(&v, &rest, |t| {
+            let json = json_budget::render(t);
+            if text::char_count(&json) > max_chars {
+                return None;
+            }
+            // The final redaction must leave the document valid.
+            let spans = self.pack.ruleset.scan_mode(&json, &self.pack.detect(&json), self.lenient);
+            let mut counts = BTreeMap::new();
+            let (json, _) = edits::apply(&json, &redact::to_edits(&spans, &mut counts));
+            serde_json::from_str::<Value>(&json).ok()?;
+            let framed = wrap::frame(self.opts, err, &json);
+            let tokens = self.tok.count_within(&framed, token_budget as usize)?;
+            Some((framed, counts, tokens))
+        });
+        let ((out, counts, tokens), cuts) = found?;
+        self.stage("json-structure", prep.text.len(), out.len());
+        for (k, v) in counts {
+            *self.counts.entry(k).or_default() += v;
+        }
+        let mut rec = self.record_base(input_len, original_bytes, cap_hit, d, totals);
+        rec.truncated = true;
+        rec.strategy = Strategy::JsonStructure;
+        rec.structure = Some(cuts);
+        self.close_record(rec, read, original_bytes, d.lines, prep, cap_hit, &out, tokens.map(|t| t as u64));
+        Some(out)
+    }
+
+    /// JSON lines and CSV over budget: as many whole records as fit, three
+    /// quarters from the start, the header always kept. `None` when not
+    /// even the header fits; the caller falls back to head and tail.
+    fn records(
+        &mut self,
+        prep: &Prepared,
+        r: &Records,
+        render: &dyn Fn(Cut) -> Rendered,
+        token_budget: u32,
+        input_len: usize,
+        original_bytes: u64,
+        d: &DecodedStats,
+    ) -> Option<String> {
+        let budget = *self.budget;
+        let try_keep = |k: usize| -> Option<(Rendered, Option<usize>)> {
+            let (h, t) = records::shares(k);
+            let (head_end, tail_start) = r.cut(h, t);
+            let cut = Cut { head_end, tail_start };
+            let kept = head_end + (prep.text.len() - tail_start);
+            // Characters of content within the char budget.
+            if kept > budget.max_chars as usize && text::char_count(&prep.text[..head_end]) + text::char_count(&prep.text[tail_start..]) > budget.max_chars as usize {
+                return None;
+            }
+            let rendered = render(cut);
+            let tokens = self.tok.count_within(&rendered.text, token_budget as usize)?;
+            Some((rendered, tokens))
+        };
+        // Bisection on the number of records kept.
+        let (mut lo, mut hi) = (0usize, r.count());
+        let mut best = try_keep(0).map(|x| (0, x));
+        best.as_ref()?;
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            match try_keep(mid) {
+                Some(found) => {
+                    best = Some((mid, found));
+                    lo = mid;
+                }
+                None => hi = mid - 1,
+            }
+        }
+        let (k, (rendered, tokens)) = best?;
+        let Rendered { text: out, cut, final_counts, .. } = rendered;
+        self.stage("records", prep.text.len(), cut.head_end + (prep.text.len() - cut.tail_start));
+        self.stage("wrap+final-redact", prep.text.len(), out.len());
+        for (key, v) in final_counts {
+            *self.counts.entry(key).or_default() += v;
+        }
+        let totals_recall = marker::Recall::from_options(&self.opts.call_id, self.opts.recall_bytes);
+        let mut rec = self.record_base(input_len, original_bytes, false, d, &Totals { read_bytes: 0, total_bytes: None, lines: 0, threshold: String::new(), recall: totals_recall });
+        rec.truncated = true;
+        rec.strategy = Strategy::Records;
+        rec.structure = Some(StructureCuts {
+            items: (r.count() - k) as u64,
+            total_records: Some(r.count() as u64),
+            ..json_budget::no_cuts()
+        });
+        let len = prep.text.len();
+        if cut.head_end > 0 {
+            rec.kept.push(span(prep, 0, cut.head_end));
+        }
+        rec.omitted.push(span(prep, cut.head_end, cut.tail_start));
+        if cut.tail_start < len {
+            rec.kept.push(span(prep, cut.tail_start, len));
+        }
+        let n = input_len;
+        self.close_record(rec, n, original_bytes, d.lines, prep, false, &out, tokens.map(|t| t as u64));
+        Some(out)
+    }
+}
+
+/// Framed, with the final redaction pass over the whole text.
+fn finish(
+    opts: &Options,
+    pack: &CompiledPack,
+    lenient: bool,
+    err: Option<&str>,
+    inner: &str,
+) -> (String, BTreeMap<String, u32>) {
+    let framed = wrap::frame(opts, err, inner);
+    let spans = pack.ruleset.scan_mode(&framed, &pack.detect(&framed), lenient);
+    let mut counts = BTreeMap::new();
+    let (text, _) = edits::apply(&framed, &redact::to_edits(&spans, &mut counts));
+    (text, counts)
+}
+
+/// Sizes of the decoded text, for the record.
+struct DecodedStats {
+    chars: u64,
+    lines: u64,
+    invalid: u32,
+    defanged: u32,
+}
+
+fn decoded_stats(chars: u64, lines: u64, invalid: u32, defanged: u32) -> DecodedStats {
+    DecodedStats { chars, lines, invalid, defanged }
+}
+
+/// Where a slice starts in the whole output.
+#[derive(Clone, Copy, Default, Debug)]
+struct Base {
+    byte: u64,
+    line: u64,
+}
+
+/// The part of `input` a slice names, moved to character boundaries, and
+/// its position in the whole.
+fn slice<'i>(input: &'i [u8], sl: &crate::api::Slice) -> (&'i [u8], Base) {
+    let (start, end) = match sl.unit {
+        SliceUnit::Bytes => {
+            let s = (sl.offset.min(input.len() as u64)) as usize;
+            (s, s.saturating_add(sl.limit.min(usize::MAX as u64) as usize).min(input.len()))
+        }
+        SliceUnit::Lines => {
+            let nl = |k: u64| -> usize {
+                // Start of line k (from 1).
+                if k <= 1 {
+                    return 0;
+                }
+                memchr::memchr_iter(b'\n', input).nth((k - 2) as usize).map_or(input.len(), |p| p + 1)
+            };
+            (nl(sl.offset), nl(sl.offset.saturating_add(sl.limit)))
+        }
+    };
+    // Never start or end inside a UTF-8 sequence.
+    let back = |mut i: usize| {
+        while i > 0 && i < input.len() && (input[i] & 0xC0) == 0x80 {
+            i -= 1;
+        }
+        i
+    };
+    let (start, end) = (back(start), back(end).max(back(start)));
+    let line = memchr::memchr_iter(b'\n', &input[..start]).count() as u64;
+    (&input[start..end], Base { byte: start as u64, line })
 }
 
 fn span(p: &Prepared, start: usize, end: usize) -> RecSpan {
@@ -354,60 +691,109 @@ fn avoid_replacements(p: &Prepared, cut: Cut) -> Cut {
     Cut { head_end, tail_start: tail_start.max(head_end) }
 }
 
-/// The content with its markers, before framing.
-fn compose(
-    p: &Prepared,
-    cut: Cut,
+/// Everything that shapes the content around a cut.
+struct Compose<'p> {
+    p: &'p Prepared,
     cap_hit: bool,
     cap: u64,
-    totals: &Totals,
-    notes: &[String],
+    totals: &'p Totals,
+    notes: &'p [String],
     is_empty: bool,
-) -> String {
-    if is_empty {
-        return "(no output)".into();
-    }
-    let text = &p.text;
-    let mut out = String::with_capacity(cut.head_end + (text.len() - cut.tail_start) + 512);
-    let push_line = |out: &mut String, s: &str| {
-        if !out.is_empty() && !out.ends_with('\n') {
+    records: Option<&'p Records>,
+    errors: &'p [(usize, usize)],
+    error_cap: usize,
+}
+
+impl Compose<'_> {
+    /// The content with its markers, before framing; and how many error
+    /// lines from the omitted middle it shows.
+    fn compose(&self, cut: Cut) -> (String, u64) {
+        let (p, totals) = (self.p, self.totals);
+        if self.is_empty {
+            return ("(no output)".into(), 0);
+        }
+        let text = &p.text;
+        let mut out = String::with_capacity(cut.head_end + (text.len() - cut.tail_start) + 512);
+        let push_line = |out: &mut String, s: &str| {
+            if !out.is_empty() && !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(s);
+        };
+        let mut shown_errors = 0;
+        if cut.is_cut() || self.cap_hit {
+            let parts = usize::from(cut.head_end > 0) + usize::from(cut.is_cut() && cut.tail_start < text.len());
+            let shown = if cut.is_cut() {
+                (p.byte_end(cut.head_end) - p.base.byte) + (totals.read_bytes - p.byte(cut.tail_start))
+            } else {
+                totals.read_bytes - p.base.byte
+            };
+            push_line(&mut out, &marker::header(totals, parts.max(1), shown));
             out.push('\n');
         }
-        out.push_str(s);
-    };
-    if cut.is_cut() || cap_hit {
-        let parts = usize::from(cut.head_end > 0) + usize::from(cut.is_cut() && cut.tail_start < text.len());
-        let shown = if cut.is_cut() {
-            p.byte_end(cut.head_end) + (totals.read_bytes - p.byte(cut.tail_start))
+        if p.base.byte > 0 || p.base.line > 0 {
+            push_line(&mut out, &format!(
+                "{} recalled part starting at byte {}, line {}; positions below are those of the whole output]",
+                marker::PREFIX,
+                p.base.byte,
+                p.base.line + 1
+            ));
+            out.push('\n');
+        }
+        if cut.is_cut() {
+            out.push_str(&text[..cut.head_end]);
+            let m = MiddleCut {
+                start_byte: p.byte(cut.head_end),
+                end_byte: p.byte(cut.tail_start),
+                start_line: p.line(cut.head_end),
+                end_line: p.line(cut.tail_start.saturating_sub(1).max(cut.head_end)),
+                above_last_line: if cut.head_end == 0 { 0 } else { p.line(cut.head_end - 1) },
+                below_first_line: p.line(cut.tail_start),
+            };
+            match self.records {
+                Some(r) => push_line(&mut out, &self.records_marker(r, cut, &m)),
+                None => push_line(&mut out, &marker::middle(&m, totals)),
+            }
+            out.push('\n');
+            if !self.errors.is_empty() {
+                let (ex, k) = error_lines::excerpt(text, self.errors, cut.head_end, cut.tail_start, self.error_cap, |off| p.line(off));
+                out.push_str(&ex);
+                shown_errors = k;
+            }
+            out.push_str(&text[cut.tail_start..]);
         } else {
-            totals.read_bytes
-        };
-        push_line(&mut out, &marker::header(totals, parts.max(1), shown));
-        out.push('\n');
+            out.push_str(text);
+        }
+        if self.cap_hit {
+            push_line(&mut out, &marker::cap(totals, self.cap));
+        }
+        for n in self.notes {
+            push_line(&mut out, n);
+        }
+        (out, shown_errors)
     }
-    if cut.is_cut() {
-        out.push_str(&text[..cut.head_end]);
-        let m = MiddleCut {
-            start_byte: p.byte(cut.head_end),
-            end_byte: p.byte(cut.tail_start),
-            start_line: p.line(cut.head_end),
-            end_line: p.line(cut.tail_start.saturating_sub(1).max(cut.head_end)),
-            above_last_line: if cut.head_end == 0 { 0 } else { p.line(cut.head_end - 1) },
-            below_first_line: p.line(cut.tail_start),
-        };
-        push_line(&mut out, &marker::middle(&m, totals));
-        out.push('\n');
-        out.push_str(&text[cut.tail_start..]);
-    } else {
-        out.push_str(text);
+
+    fn records_marker(&self, r: &Records, cut: Cut, m: &MiddleCut) -> String {
+        let n = r.count();
+        let first = r.index_of(cut.head_end.max(r.header_end)) + usize::from(cut.head_end < r.header_end);
+        let first = if cut.head_end <= r.header_end { 0 } else { first };
+        let last = if cut.tail_start >= r.len { n } else { r.index_of(cut.tail_start) };
+        let header = if r.header_end > 0 { "the header line, " } else { "" };
+        format!(
+            "{} omitted records {}-{} of {n} ({} records; bytes {}-{}, lines {}-{}); shown: {header}records 1-{} above and {}-{n} below. {}]",
+            marker::PREFIX,
+            first + 1,
+            last,
+            last - first,
+            m.start_byte,
+            m.end_byte,
+            m.start_line,
+            m.end_line,
+            first,
+            last + 1,
+            marker::recovery(m.start_byte, m.end_byte, m.start_line, m.end_line, &self.totals.recall)
+        )
     }
-    if cap_hit {
-        push_line(&mut out, &marker::cap(totals, cap));
-    }
-    for n in notes {
-        push_line(&mut out, n);
-    }
-    out
 }
 
 /// Decodes a JSON value's strings through the ruleset (used for MCP

@@ -47,6 +47,24 @@ impl Tokenizer {
         (s.len() > budget).then(|| self.count(s))
     }
 
+    /// Tokens in `s` when they are at most `budget`, else `None`; stops
+    /// counting once over, so a huge text costs about `budget` tokens of
+    /// work. `Some` without counting when the byte length proves it.
+    pub fn count_within(&self, s: &str, budget: usize) -> Option<Option<usize>> {
+        if s.len() <= budget {
+            return Some(None);
+        }
+        let bpe = self.bpe();
+        let mut n = 0;
+        for c in chunks(s) {
+            n += bpe.encode_ordinary(c).len();
+            if n > budget {
+                return None;
+            }
+        }
+        Some(Some(n))
+    }
+
     /// Tokens in `s`.
     pub fn count(&self, s: &str) -> usize {
         let bpe = self.bpe();

@@ -75,6 +75,78 @@ pub fn classify(bytes: &[u8], content_type: Option<&str>) -> Verdict {
     Verdict { class: ContentClass::Text, format: None }
 }
 
+/// The kind of text, for the structure-aware stages: HTML (extracted to
+/// text), JSON (thinned as a document), JSON lines and CSV (cut on whole
+/// records), else plain text (logs). The content type decides when given;
+/// otherwise the first 8 KiB are sniffed. A wrong guess costs nothing: a
+/// document that does not parse falls back to the plain text strategy.
+pub fn refine(bytes: &[u8], content_type: Option<&str>) -> ContentClass {
+    let ct = content_type.map(|c| c.to_ascii_lowercase()).unwrap_or_default();
+    let ct = ct.split(';').next().unwrap_or("").trim();
+    match ct {
+        "text/html" | "application/xhtml+xml" => return ContentClass::Html,
+        "application/x-ndjson" | "application/jsonl" | "application/x-jsonlines" | "application/json-seq" => {
+            return ContentClass::JsonLines
+        }
+        "text/csv" | "text/tab-separated-values" => return ContentClass::Csv,
+        _ => {}
+    }
+    let head = &bytes[..bytes.len().min(SNIFF)];
+    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    let start = head.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(head.len());
+    let body = &head[start..];
+    let lower: Vec<u8> = body.iter().take(64).map(u8::to_ascii_lowercase).collect();
+    if lower.starts_with(b"<!doctype html") || lower.starts_with(b"<html") {
+        return ContentClass::Html;
+    }
+    let json_type = ct == "application/json" || ct.ends_with("+json");
+    if json_type || body.starts_with(b"{") || body.starts_with(b"[") {
+        // Several lines that each hold one JSON value are JSON lines.
+        if looks_like_json_lines(body) {
+            return ContentClass::JsonLines;
+        }
+        return ContentClass::Json;
+    }
+    if looks_like_csv(body) {
+        return ContentClass::Csv;
+    }
+    ContentClass::Text
+}
+
+fn complete_lines(b: &[u8]) -> impl Iterator<Item = &[u8]> {
+    // The last line of a sniffed window may be cut: skip it.
+    let end = memchr::memrchr(b'\n', b).unwrap_or(0);
+    b[..end].split(|&c| c == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l)).filter(|l| !l.is_empty())
+}
+
+fn looks_like_json_lines(b: &[u8]) -> bool {
+    let mut n = 0;
+    for line in complete_lines(b).take(20) {
+        let obj = line.starts_with(b"{") && line.ends_with(b"}");
+        let arr = line.starts_with(b"[") && line.ends_with(b"]");
+        if !(obj || arr) || serde_json::from_slice::<serde_json::Value>(line).is_err() {
+            return false;
+        }
+        n += 1;
+    }
+    n >= 2
+}
+
+fn looks_like_csv(b: &[u8]) -> bool {
+    let lines: Vec<&[u8]> = complete_lines(b).take(20).collect();
+    if lines.len() < 3 {
+        return false;
+    }
+    [b',', b'\t'].iter().any(|&d| {
+        let n = memchr::memchr_iter(d, lines[0]).count();
+        // The header names its fields: no spaces-only prose, same count of
+        // separators on (almost) every line.
+        n >= 1
+            && lines[0].len() < 2048
+            && lines.iter().filter(|l| memchr::memchr_iter(d, l).count() == n).count() * 10 >= lines.len() * 9
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,5 +160,16 @@ mod tests {
         assert_eq!(classify("é".repeat(100).as_bytes(), None).class, ContentClass::Text);
         assert_eq!(classify(b"abc", Some("image/png")).class, ContentClass::Binary);
         assert_eq!(classify(&[0xff; 100], None).class, ContentClass::Binary);
+    }
+
+    #[test]
+    fn refined_classes() {
+        assert_eq!(refine(b"  {\"a\": 1}", None), ContentClass::Json);
+        assert_eq!(refine(b"{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n", None), ContentClass::JsonLines);
+        assert_eq!(refine(b"<!DOCTYPE html><p>x", None), ContentClass::Html);
+        assert_eq!(refine(b"x", Some("text/html; charset=utf-8")), ContentClass::Html);
+        assert_eq!(refine(b"id,name\n1,a\n2,b\n3,c\n", None), ContentClass::Csv);
+        assert_eq!(refine(b"error: failed, see above\nok\n", None), ContentClass::Text);
+        assert_eq!(refine(b"[1, 2", Some("application/json")), ContentClass::Json);
     }
 }

@@ -130,6 +130,19 @@ pub fn message(
     serde_json::to_string(&v).expect("message serializes")
 }
 
+/// `message` with its record replaced (round shares are known only after
+/// the message was built). Re-serializing gives the same layout: keys are
+/// sorted either way.
+pub fn set_record(message: &str, format: OutputFormat, record: &SanitizeRecord) -> String {
+    let mut v: Value = serde_json::from_str(message).expect("our own message parses");
+    let r = serde_json::to_value(record).expect("record serializes");
+    match format {
+        OutputFormat::Mcp => v["_meta"][META_KEY] = r,
+        OutputFormat::Openai | OutputFormat::Anthropic => v["record"] = r,
+    }
+    serde_json::to_string(&v).expect("message serializes")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -119,3 +119,48 @@ proptest! {
         prop_assert!(!String::from_utf8_lossy(&out).contains(SECRET));
     }
 }
+
+fn json_value() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::{json, Value};
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        "[a-zA-Z0-9 ,:\\[\\]{}\"\\\\é😀]{0,300}".prop_map(Value::String),
+        Just(Value::String(format!("key {SECRET} here"))),
+    ];
+    leaf.prop_recursive(6, 3000, 40, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..120).prop_map(Value::Array),
+            proptest::collection::btree_map("[a-z_]{1,12}", inner, 0..30)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Any JSON document comes out as valid JSON within the token budget,
+    /// with no planted secret, whatever it had to cut.
+    #[test]
+    fn any_json_input_yields_valid_json_within_the_budget(
+        v in json_value(),
+        max_tokens in 256u32..2500,
+        pretty in any::<bool>(),
+    ) {
+        let p = pack();
+        let mut o = default_options();
+        o.tool = "api".into();
+        o.max_tokens = Some(max_tokens);
+        o.max_bytes = Some(8 << 20);
+        let input = if pretty { serde_json::to_vec_pretty(&v).unwrap() } else { serde_json::to_vec(&v).unwrap() };
+        let out = sanitize(&input, &o, &p).expect("a message");
+        let text = visible(&out.message, OutputFormat::Mcp);
+        let back: serde_json::Value = serde_json::from_str(&text).map_err(|e| TestCaseError::fail(format!("not JSON: {e}\n{text}")))?;
+        let _ = back;
+        let n = tiktoken_rs::o200k_base_singleton().encode_ordinary(&text).len();
+        prop_assert!(n <= max_tokens as usize, "{} tokens > {}", n, max_tokens);
+        prop_assert!(!out.message.contains(SECRET));
+    }
+}

@@ -33,6 +33,8 @@ use crate::bindings::pipeline::Pipeline;
 use crate::error::{Error, Guest, Result};
 use crate::limits::{Limits, MAX_WASM_STACK, TICK};
 use crate::manifest::Manifest;
+use crate::metrics::{Metrics, MetricsSnapshot};
+use crate::recall::OutputStore;
 use crate::signing::{self, TrustPolicy};
 use crate::wit::{RULE_PACK_INTERFACE, WIT_VERSION};
 
@@ -143,6 +145,7 @@ pub struct Sanitizer {
     default_pack: Arc<LoadedPack>,
     stop_ticker: Arc<AtomicBool>,
     peak: Arc<std::sync::atomic::AtomicUsize>,
+    metrics: Metrics,
 }
 
 impl Drop for Sanitizer {
@@ -195,7 +198,15 @@ impl Sanitizer {
             }
         };
         let pipeline_pre = linker.instantiate_pre(&pipeline).map_err(load_err("pipeline"))?;
-        Ok(Self { engine, pipeline_pre, limits, default_pack: Arc::new(pack), stop_ticker, peak: Default::default() })
+        Ok(Self {
+            engine,
+            pipeline_pre,
+            limits,
+            default_pack: Arc::new(pack),
+            stop_ticker,
+            peak: Default::default(),
+            metrics: Metrics::default(),
+        })
     }
 
     /// The limits in force.
@@ -352,10 +363,104 @@ impl Sanitizer {
 
     /// Sanitizes one tool result with `pack`.
     pub fn sanitize_with(&self, pack: &LoadedPack, input: &[u8], opts: &api::Options) -> Result<api::Sanitized> {
-        let r = self.with_live(pack, |s, p| p.result_sanitizer_core_result_sanitizer().call_sanitize(s, input, opts))?;
-        let out = r.map_err(guest_error)?;
-        validate(opts, &out, pack)?;
+        let r = self
+            .with_live(pack, |s, p| p.result_sanitizer_core_result_sanitizer().call_sanitize(s, input, opts))
+            .and_then(|r| r.map_err(guest_error))
+            .and_then(|out| validate(opts, &out, pack).map(|()| out));
+        self.count(&pack.manifest.name, r)
+    }
+
+    fn count(&self, pack: &str, r: Result<api::Sanitized>) -> Result<api::Sanitized> {
+        match &r {
+            Ok(out) => self.metrics.result(pack, out),
+            Err(e) => self.metrics.error(e),
+        }
+        r
+    }
+
+    /// The counters of this sanitizer (results, cuts, redactions by rule,
+    /// recalls), for export.
+    pub fn metrics(&self) -> MetricsSnapshot {
+        self.metrics.snapshot()
+    }
+
+    /// Sanitizes the results of one round of parallel tool calls under a
+    /// shared token budget (see the WIT's `sanitize-round`). Each result is
+    /// validated against its own options, and the shares against the
+    /// round.
+    pub fn sanitize_round(
+        &self,
+        pack: &LoadedPack,
+        inputs: &[api::RoundInput],
+        round: &api::RoundOptions,
+    ) -> Result<Vec<Result<api::Sanitized>>> {
+        let r = self.with_live(pack, |s, p| p.result_sanitizer_core_result_sanitizer().call_sanitize_round(s, inputs, *round))?;
+        let results = r.map_err(guest_error)?;
+        if results.len() != inputs.len() {
+            return Err(Error::InvalidOutput("a round returned a different number of results".into()));
+        }
+        let mut granted = 0u64;
+        let mut out = Vec::with_capacity(results.len());
+        for (r, input) in results.into_iter().zip(inputs) {
+            let r = r.map_err(guest_error).and_then(|s| {
+                validate(&input.options, &s, pack)?;
+                let Some(share) = &s.record.round else {
+                    return Err(Error::InvalidOutput("a round result without its share".into()));
+                };
+                if s.record.output_tokens.is_some_and(|t| t > u64::from(share.tokens)) {
+                    return Err(Error::InvalidOutput("a round result over its share".into()));
+                }
+                granted += u64::from(share.tokens);
+                Ok(s)
+            });
+            out.push(self.count(&pack.manifest.name, r));
+        }
+        if granted > u64::from(round.round_tokens) {
+            return Err(Error::InvalidOutput("the shares exceed the round budget".into()));
+        }
         Ok(out)
+    }
+
+    /// Sanitizes a result and keeps the full output in `store` for
+    /// `tenant` under `opts.call_id`, so that its markers offer `recall`.
+    pub fn sanitize_kept(
+        &self,
+        pack: &LoadedPack,
+        store: &OutputStore,
+        tenant: &str,
+        input: &[u8],
+        opts: &api::Options,
+    ) -> Result<api::Sanitized> {
+        if opts.call_id.is_empty() {
+            return Err(Error::InvalidOptions("keeping an output for recall needs a call id".into()));
+        }
+        let kept = store.put(tenant, &opts.call_id, input)?;
+        let mut o = opts.clone();
+        o.recall_bytes = (kept > 0).then_some(kept);
+        let out = self.sanitize_with(pack, input, &o)?;
+        store.set_truncated(&opts.call_id, out.record.truncated);
+        Ok(out)
+    }
+
+    /// Reads part of a kept output back, through the same pipeline
+    /// (redacted, budgeted), with positions of the whole output. Unknown,
+    /// expired, evicted and other tenants' ids are refused explicitly.
+    pub fn recall(
+        &self,
+        pack: &LoadedPack,
+        store: &OutputStore,
+        tenant: &str,
+        call_id: &str,
+        slice: api::Slice,
+        opts: &api::Options,
+    ) -> Result<api::Sanitized> {
+        let kept = store.get(tenant, call_id)?;
+        let mut o = opts.clone();
+        o.call_id = call_id.into();
+        o.slice = Some(slice);
+        o.recall_bytes = Some(kept.bytes.len() as u64);
+        self.metrics.recall(kept.truncated);
+        self.sanitize_with(pack, &kept.bytes, &o)
     }
 
     /// Sanitizes one tool result with the default pack.
@@ -587,7 +692,9 @@ fn hex(b: &[u8]) -> String {
 }
 
 /// Stage names a pipeline record may carry.
-const STAGES: &[&str] = &["triage", "byte-cap", "redact", "char-budget", "token-budget", "wrap", "wrap+final-redact"];
+const STAGES: &[&str] = &[
+    "triage", "html", "byte-cap", "redact", "json-structure", "records", "char-budget", "token-budget", "wrap", "wrap+final-redact",
+];
 
 /// Token count by the host's own native copy of the pipeline's tokenizer
 /// (chunked tiktoken, so a long piece stays linear; tables built once per

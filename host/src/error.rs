@@ -57,6 +57,9 @@ pub enum Error {
     /// A pack failed verification; nothing was compiled.
     #[error(transparent)]
     Refused(#[from] crate::signing::Refusal),
+    /// A recall was refused (unknown, expired, evicted, other tenant).
+    #[error("recall refused: {0}")]
+    Recall(#[from] crate::recall::RecallError),
     /// Reading input or running a command failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),

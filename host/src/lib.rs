@@ -33,7 +33,9 @@ pub mod error;
 pub mod io;
 pub mod limits;
 pub mod manifest;
+pub mod metrics;
 pub mod pack_build;
+pub mod recall;
 pub mod registry;
 pub mod signing;
 pub mod wit;
@@ -80,5 +82,8 @@ pub fn default_options() -> api::Options {
         tool_error: None,
         lenient: false,
         total_bytes: None,
+        markup_bytes: None,
+        recall_bytes: None,
+        slice: None,
     }
 }

@@ -11,7 +11,7 @@ use std::process::{Command, ExitCode};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use result_sanitizer::api::{Encoding, InputKind, Options, OutputFormat, ToolError};
+use result_sanitizer::api::{self, Encoding, InputKind, Options, OutputFormat, ToolError};
 use result_sanitizer::io::{read_capped, redact_stream, run_capped};
 use result_sanitizer::pack_build::RulesFile;
 use std::sync::Arc;
@@ -33,6 +33,24 @@ enum Cmd {
     Sanitize {
         /// Input file; `-` or nothing reads stdin.
         file: Option<PathBuf>,
+        #[command(flatten)]
+        opts: SanitizeOpts,
+    },
+    /// Sanitize the results of one round of parallel tool calls under a shared token
+    /// budget; prints a JSON array of messages, in the order of the files.
+    SanitizeRound {
+        /// Result files; each file's tool name is its file stem (per-tool budgets, priorities).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Token budget of the whole round.
+        #[arg(long)]
+        round_tokens: u32,
+        /// Tokens guaranteed to each result (lowered to an equal split when the round is smaller).
+        #[arg(long, default_value_t = 1000)]
+        min_tokens: u32,
+        /// Priority (weight) of a tool, TOOL=WEIGHT; repeat for several. Default 1.
+        #[arg(long = "priority", value_parser = parse_priority)]
+        priorities: Vec<(String, u32)>,
         #[command(flatten)]
         opts: SanitizeOpts,
     },
@@ -320,10 +338,7 @@ fn sanitize(file: &Option<PathBuf>, so: &SanitizeOpts) -> Result<(), Error> {
     let loaded = select_pack(&s, &so.packs)?;
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
     let mut opts = so.options();
-    let cap = match opts.input {
-        InputKind::Raw => s.effective_budget(pack, &opts)?.max_bytes,
-        InputKind::Mcp => MAX_MCP_INPUT,
-    };
+    let cap = read_cap(&s, pack, &opts)?;
     let (reader, len) = open_input(file)?;
     let input = read_capped(reader, cap)?;
     if opts.input == InputKind::Mcp && input.over {
@@ -332,6 +347,53 @@ fn sanitize(file: &Option<PathBuf>, so: &SanitizeOpts) -> Result<(), Error> {
     opts.total_bytes = len;
     let out = s.sanitize_with(pack, &input.bytes, &opts)?;
     println!("{}", out.message);
+    Ok(())
+}
+
+fn parse_priority(s: &str) -> Result<(String, u32), String> {
+    let (tool, w) = s.split_once('=').ok_or("expected TOOL=WEIGHT")?;
+    Ok((tool.to_string(), w.parse().map_err(|e| format!("weight: {e}"))?))
+}
+
+/// Bytes to read of a raw input: the byte cap, or the markup budget for a
+/// declared HTML document (extraction shrinks it to text afterwards).
+fn read_cap(s: &Sanitizer, pack: &result_sanitizer::LoadedPack, opts: &Options) -> Result<u64, Error> {
+    if opts.input == InputKind::Mcp {
+        return Ok(MAX_MCP_INPUT);
+    }
+    let b = s.effective_budget(pack, opts)?;
+    let html = opts.content_type.as_deref().is_some_and(|c| c.to_ascii_lowercase().starts_with("text/html"));
+    Ok(if html { b.max_bytes.max(b.markup_bytes) } else { b.max_bytes })
+}
+
+fn sanitize_round(files: &[PathBuf], round: api::RoundOptions, priorities: &[(String, u32)], so: &SanitizeOpts) -> Result<(), Error> {
+    let s = Arc::new(Sanitizer::new(so.limits.limits())?);
+    let loaded = select_pack(&s, &so.packs)?;
+    let pack = loaded.as_ref().unwrap_or(s.default_pack());
+    let mut inputs = Vec::with_capacity(files.len());
+    for f in files {
+        let mut opts = so.options();
+        opts.tool = f.file_stem().map(|x| x.to_string_lossy().into_owned()).unwrap_or_default();
+        opts.call_id = opts.tool.clone();
+        let cap = read_cap(&s, pack, &opts)?;
+        let (reader, len) = open_input(&Some(f.clone()))?;
+        let input = read_capped(reader, cap)?;
+        if opts.input == InputKind::Mcp && input.over {
+            return Err(Error::InvalidInput(format!("MCP input larger than {MAX_MCP_INPUT} bytes")));
+        }
+        opts.total_bytes = len;
+        let priority = priorities.iter().find(|(t, _)| *t == opts.tool).map_or(1, |(_, w)| *w);
+        inputs.push(api::RoundInput { input: input.bytes, options: opts, priority });
+    }
+    let results = s.sanitize_round(pack, &inputs, &round)?;
+    let out: Vec<serde_json::Value> = results
+        .into_iter()
+        .map(|r| match r {
+            Ok(m) => serde_json::from_str(&m.message).expect("validated JSON"),
+            Err(e) => serde_json::json!({ "error": e.to_string() }),
+        })
+        .collect();
+    println!("{}", serde_json::to_string(&out).expect("serializes"));
     Ok(())
 }
 
@@ -475,6 +537,12 @@ fn main() -> ExitCode {
     let r = match &cli.cmd {
         Cmd::Sanitize { file, opts } => sanitize(file, opts),
         Cmd::Redact { file, packs, limits } => redact(file, packs, limits),
+        Cmd::SanitizeRound { files, round_tokens, min_tokens, priorities, opts } => sanitize_round(
+            files,
+            api::RoundOptions { round_tokens: *round_tokens, min_tokens: *min_tokens },
+            priorities,
+            opts,
+        ),
         Cmd::Keygen { output } => keygen(output),
         Cmd::Run { opts, command } => run(opts, command),
         Cmd::Pack { cmd } => pack_cmd(cmd),

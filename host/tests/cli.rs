@@ -187,3 +187,36 @@ fn pack_build_reports_file_and_line() {
     let v = stdout_json(&o);
     assert_eq!(v["content"][0]["text"], "x [REDACTED:acme-token] y");
 }
+
+#[test]
+fn sanitize_round_prints_one_message_per_file_within_the_round() {
+    let dir = std::env::temp_dir().join(format!("rs-round-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let files: Vec<PathBuf> = [("grep", "match\n".repeat(3)), ("build", "compiling\n".repeat(20_000)), ("test", "ok\n".repeat(20_000))]
+        .iter()
+        .map(|(name, body)| {
+            let p = dir.join(format!("{name}.txt"));
+            std::fs::write(&p, body).unwrap();
+            p
+        })
+        .collect();
+    let mut args = vec!["sanitize-round", "--round-tokens", "3000", "--min-tokens", "500", "--priority", "test=3"];
+    let paths: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+    args.extend(paths.iter().map(String::as_str));
+    let o = bin().args(&args).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let msgs = v.as_array().unwrap();
+    assert_eq!(msgs.len(), 3);
+    let mut total = 0;
+    for m in msgs {
+        common::assert_mcp_valid(m);
+        let share = &m["_meta"]["result-sanitizer/record"]["round"];
+        total += share["tokens"].as_u64().unwrap();
+        let text = m["content"][0]["text"].as_str().unwrap();
+        assert!(common::tokens(text, result_sanitizer::api::Encoding::O200kBase) as u64 <= share["tokens"].as_u64().unwrap());
+    }
+    assert!(total <= 3000);
+    let t = |i: usize| msgs[i]["_meta"]["result-sanitizer/record"]["round"]["tokens"].as_u64().unwrap();
+    assert!(t(2) > t(1), "priority 3 gets more: {} vs {}", t(2), t(1));
+}

@@ -23,8 +23,14 @@ fn deeply_nested_and_huge_mcp_json_are_typed_errors_or_bounded() {
     let big = format!("{{\"content\": [{{\"type\": \"text\", \"text\": \"ok\"}}], \"structuredContent\": {{\"items\": [{}]}}}}", items.join(","));
     let out = sanitizer().sanitize(big.as_bytes(), &o).unwrap();
     let v = json(&out);
-    assert!(v.get("structuredContent").is_none(), "over its share of the budget: omitted with a marker");
-    assert!(v["content"][0]["text"].as_str().unwrap().contains("structuredContent omitted"));
+    // Over its share of the budget: thinned, still JSON, first and last kept.
+    let items = v["structuredContent"]["items"].as_array().expect("still an array");
+    assert_eq!((items.first(), items.last()), (Some(&serde_json::json!(0)), Some(&serde_json::json!(999_999))));
+    let note = items[items.len() - 2].as_str().unwrap();
+    assert!(note.starts_with("[truncated: ") && note.contains("items omitted"), "{note}");
+    assert!(v["content"][0]["text"].as_str().unwrap().contains("structuredContent thinned"));
+    let cut = out.record.structure.as_ref().unwrap().items;
+    assert_eq!(cut as usize, 1_000_000 - (items.len() - 1));
 }
 
 #[test]

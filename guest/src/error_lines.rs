@@ -1,0 +1,146 @@
+//! Lines that look like errors, rescued from the part of a log the budget
+//! omits.
+//!
+//! A build or test log cut to head and tail loses its middle, which is
+//! where the first compiler error or failing test usually is. One
+//! Aho-Corasick pass (ASCII case-insensitive) over the text finds lines
+//! with error words; the lines inside the omitted middle are shown after
+//! the middle marker with their line numbers, within a small byte share of
+//! the token budget (about a tenth of it, at four bytes a token; the
+//! rendered output that holds them is still counted exactly). When there are more than fit, the first and the last
+//! ones are shown.
+
+use std::sync::OnceLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+
+use crate::marker::PREFIX;
+use crate::text::floor_boundary;
+
+/// Words that mark a line as an error line.
+const WORDS: &[&str] = &[
+    "error",
+    "panic",
+    "fatal",
+    "exception",
+    "traceback",
+    "failed",
+    "failure",
+    "exit status",
+    "exit code",
+    "segmentation fault",
+    "killed",
+    "assertion",
+    "denied",
+    "undefined reference",
+    "cannot find",
+    "could not",
+    "timed out",
+];
+
+/// Longest part of one error line shown, bytes.
+const LINE_MAX: usize = 240;
+
+fn automaton() -> &'static AhoCorasick {
+    static AC: OnceLock<AhoCorasick> = OnceLock::new();
+    AC.get_or_init(|| {
+        AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(WORDS)
+            .expect("static patterns")
+    })
+}
+
+/// Byte ranges (without the newline) of every error-looking line.
+pub fn find(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for m in automaton().find_iter(text) {
+        if out.last().is_some_and(|&(_, e)| m.start() <= e) {
+            continue; // same line
+        }
+        let s = memchr::memrchr(b'\n', &b[..m.start()]).map_or(0, |p| p + 1);
+        let e = memchr::memchr(b'\n', &b[m.start()..]).map_or(b.len(), |p| m.start() + p);
+        out.push((s, e));
+    }
+    out
+}
+
+/// The excerpt for the omitted range `from..to`: a marker line and the
+/// error lines inside it, numbered by `line_of`, within `cap` bytes.
+/// Returns the excerpt and how many lines it shows.
+pub fn excerpt(
+    text: &str,
+    lines: &[(usize, usize)],
+    from: usize,
+    to: usize,
+    cap: usize,
+    line_of: impl Fn(usize) -> u64,
+) -> (String, u64) {
+    let inside: Vec<(usize, usize)> = lines.iter().copied().filter(|&(s, e)| s >= from && e <= to).collect();
+    if inside.is_empty() || cap < 200 {
+        return (String::new(), 0);
+    }
+    let render = |&(s, e): &(usize, usize)| {
+        let end = floor_boundary(text, e.min(s + LINE_MAX));
+        let more = if end < e { "…" } else { "" };
+        format!("{:>6}| {}{more}\n", line_of(s), text[s..end].trim_end_matches('\r'))
+    };
+    let rendered: Vec<String> = inside.iter().map(render).collect();
+    let head = format!("{PREFIX} lines of the omitted part that look like errors, with their line numbers:]\n");
+    let mut room = cap.saturating_sub(head.len() + 80);
+    // First ones from the start, last ones from the end, half the room each.
+    let (mut first, mut last) = (Vec::new(), Vec::new());
+    let (mut i, mut j) = (0usize, rendered.len());
+    let mut take_front = true;
+    while i < j {
+        let pick = if take_front { i } else { j - 1 };
+        let len = rendered[pick].len();
+        if len > room {
+            break;
+        }
+        room -= len;
+        if take_front {
+            first.push(pick);
+            i += 1;
+        } else {
+            last.push(pick);
+            j -= 1;
+        }
+        take_front = !take_front;
+    }
+    let shown = first.len() + last.len();
+    if shown == 0 {
+        return (String::new(), 0);
+    }
+    let mut out = head;
+    for &k in &first {
+        out.push_str(&rendered[k]);
+    }
+    if shown < rendered.len() {
+        out.push_str(&format!("{PREFIX} {} more error-like lines in the omitted part not shown]\n", rendered.len() - shown));
+    }
+    for &k in last.iter().rev() {
+        out.push_str(&rendered[k]);
+    }
+    (out, shown as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_and_excerpts() {
+        let text = "ok 1\nerror: bad thing\nok 2\nthread 'main' panicked at x\nok 3\nFAILED tests::a\n";
+        let found = find(text);
+        assert_eq!(found.len(), 3);
+        let (ex, n) = excerpt(text, &found, 0, text.len(), 1000, |off| text[..off].matches('\n').count() as u64 + 1);
+        assert_eq!(n, 3);
+        assert!(ex.contains("     2| error: bad thing\n"), "{ex}");
+        assert!(ex.contains("     6| FAILED tests::a\n"), "{ex}");
+        let (_, n) = excerpt(text, &found, 0, 10, 1000, |_| 0);
+        assert_eq!(n, 0);
+    }
+}

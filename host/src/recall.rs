@@ -1,0 +1,214 @@
+//! The full-output store behind `recall`.
+//!
+//! When a result is cut, the model is told how to read the rest. If the
+//! host keeps the full output, the marker says the rest is "not shown but
+//! recallable" and names the call id; `Sanitizer::recall` then serves a
+//! slice of it through the same pipeline (redacted, budgeted), with
+//! positions of the whole output. If not, the marker says "not kept" and
+//! points to calling the tool again.
+//!
+//! The store is per host, keyed by call id, and every entry belongs to one
+//! tenant. Entries live for a TTL and the store holds at most
+//! `max_total_bytes` (the oldest go first); an output larger than
+//! `max_item_bytes` is kept up to that size and the markers say where
+//! keeping stopped. Entries are in memory, or in files in a 0700 directory
+//! named by the sha256 of the call id. A recall of an id that was never
+//! kept, has expired, was evicted, or belongs to another tenant is an
+//! explicit [`RecallError`].
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How a store keeps outputs.
+#[derive(Clone, Debug)]
+pub struct StoreConfig {
+    /// How long an output is kept.
+    pub ttl: Duration,
+    /// Most bytes kept over all entries.
+    pub max_total_bytes: usize,
+    /// Most bytes kept of one output.
+    pub max_item_bytes: usize,
+    /// Keep outputs in files here (created 0700) instead of memory.
+    pub dir: Option<PathBuf>,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        Self { ttl: Duration::from_secs(15 * 60), max_total_bytes: 256 << 20, max_item_bytes: 16 << 20, dir: None }
+    }
+}
+
+/// Why a recall was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecallError {
+    /// No output was ever kept under this id.
+    #[error("no output is kept under this call id")]
+    Unknown,
+    /// The output was kept but its time to live has passed.
+    #[error("the output of this call has expired")]
+    Expired,
+    /// The output was dropped to make room for newer ones.
+    #[error("the output of this call was evicted to make room")]
+    Evicted,
+    /// The id belongs to another tenant.
+    #[error("this call id belongs to another tenant")]
+    OtherTenant,
+    /// The id is already in use by a kept output.
+    #[error("an output is already kept under this call id")]
+    Duplicate,
+}
+
+enum Data {
+    Memory(Arc<Vec<u8>>),
+    Disk(PathBuf),
+}
+
+struct Entry {
+    tenant: String,
+    size: usize,
+    expires: Instant,
+    data: Data,
+    /// The first result of this call was cut (for metrics).
+    truncated: bool,
+}
+
+#[derive(Default)]
+struct Inner {
+    entries: HashMap<String, Entry>,
+    order: VecDeque<String>,
+    total: usize,
+    /// Ids that are gone, and why (bounded).
+    gone: HashMap<String, RecallError>,
+    gone_order: VecDeque<String>,
+}
+
+/// A per-host store of full outputs, by tenant and call id.
+pub struct OutputStore {
+    cfg: StoreConfig,
+    inner: Mutex<Inner>,
+}
+
+/// A kept output handed back for a recall.
+pub struct Kept {
+    /// The bytes kept (a prefix of the output when it was larger than
+    /// `max_item_bytes`).
+    pub bytes: Arc<Vec<u8>>,
+    /// Whether its first result was cut.
+    pub truncated: bool,
+}
+
+const GONE_MAX: usize = 100_000;
+
+impl OutputStore {
+    /// A store with `cfg`; creates the directory for a disk store.
+    pub fn new(cfg: StoreConfig) -> std::io::Result<Self> {
+        if let Some(d) = &cfg.dir {
+            std::fs::create_dir_all(d)?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))?;
+            }
+        }
+        Ok(Self { cfg, inner: Mutex::new(Inner::default()) })
+    }
+
+    /// Keeps `bytes` (up to `max_item_bytes`) for `tenant` under
+    /// `call_id`; returns how many bytes are kept.
+    pub fn put(&self, tenant: &str, call_id: &str, bytes: &[u8]) -> Result<u64, crate::Error> {
+        let keep = &bytes[..bytes.len().min(self.cfg.max_item_bytes)];
+        let mut g = self.inner.lock().expect("store lock");
+        self.expire(&mut g);
+        if let Some(e) = g.entries.get(call_id) {
+            return Err(if e.tenant == tenant { RecallError::Duplicate } else { RecallError::OtherTenant }.into());
+        }
+        while g.total + keep.len() > self.cfg.max_total_bytes {
+            let Some(old) = g.order.pop_front() else { break };
+            self.drop_entry(&mut g, &old, RecallError::Evicted);
+        }
+        if keep.len() > self.cfg.max_total_bytes {
+            return Ok(0);
+        }
+        let data = match &self.cfg.dir {
+            Some(d) => {
+                let path = d.join(file_name(call_id));
+                std::fs::write(&path, keep)?;
+                Data::Disk(path)
+            }
+            None => Data::Memory(Arc::new(keep.to_vec())),
+        };
+        let entry = Entry {
+            tenant: tenant.into(),
+            size: keep.len(),
+            expires: Instant::now() + self.cfg.ttl,
+            data,
+            truncated: false,
+        };
+        g.total += keep.len();
+        g.order.push_back(call_id.into());
+        g.gone.remove(call_id);
+        g.entries.insert(call_id.into(), entry);
+        Ok(keep.len() as u64)
+    }
+
+    /// Notes whether the first result of `call_id` was cut.
+    pub fn set_truncated(&self, call_id: &str, truncated: bool) {
+        if let Some(e) = self.inner.lock().expect("store lock").entries.get_mut(call_id) {
+            e.truncated = truncated;
+        }
+    }
+
+    /// The output kept for `tenant` under `call_id`.
+    pub fn get(&self, tenant: &str, call_id: &str) -> Result<Kept, crate::Error> {
+        let mut g = self.inner.lock().expect("store lock");
+        self.expire(&mut g);
+        let Some(e) = g.entries.get(call_id) else {
+            return Err(g.gone.get(call_id).cloned().unwrap_or(RecallError::Unknown).into());
+        };
+        if e.tenant != tenant {
+            return Err(RecallError::OtherTenant.into());
+        }
+        let bytes = match &e.data {
+            Data::Memory(b) => b.clone(),
+            Data::Disk(p) => Arc::new(std::fs::read(p)?),
+        };
+        Ok(Kept { bytes, truncated: e.truncated })
+    }
+
+    /// Bytes kept over all entries.
+    pub fn total_bytes(&self) -> usize {
+        self.inner.lock().expect("store lock").total
+    }
+
+    fn expire(&self, g: &mut Inner) {
+        let now = Instant::now();
+        let dead: Vec<String> = g.entries.iter().filter(|(_, e)| e.expires <= now).map(|(k, _)| k.clone()).collect();
+        for k in dead {
+            self.drop_entry(g, &k, RecallError::Expired);
+        }
+    }
+
+    fn drop_entry(&self, g: &mut Inner, call_id: &str, why: RecallError) {
+        if let Some(e) = g.entries.remove(call_id) {
+            g.total -= e.size;
+            if let Data::Disk(p) = e.data {
+                let _ = std::fs::remove_file(p);
+            }
+            g.order.retain(|k| k != call_id);
+            g.gone.insert(call_id.into(), why);
+            g.gone_order.push_back(call_id.into());
+            while g.gone_order.len() > GONE_MAX {
+                if let Some(k) = g.gone_order.pop_front() {
+                    g.gone.remove(&k);
+                }
+            }
+        }
+    }
+}
+
+fn file_name(call_id: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(call_id.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}

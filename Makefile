@@ -13,7 +13,7 @@ CORE      := target/$(WASM_TARGET)/release/result_sanitizer_pipeline.wasm
 BIN       := target/release/result-sanitizer
 SHARED    ?= $(abspath ../shared)
 
-.PHONY: all build wasm-target components demo test test-rust fuzz cargo-fuzz bench clean
+.PHONY: all build wasm-target components demo test test-rust fuzz cargo-fuzz vectors bench clean
 
 all: build
 
@@ -71,6 +71,12 @@ bench: build $(GITLEAKS)
 
 test-rust: build
 	$(CARGO) test --release --workspace
+
+# Conformance vectors (tests/vectors/), written by the Rust host from the
+# cases in examples/vectors.rs; every host's tests check them. Regenerate
+# after a deliberate output change and review the diff.
+vectors: build
+	target/release/examples/vectors
 
 # Fuzzing: cargo-fuzz targets over the pipeline's native build (fuzz/).
 # `-s none` needs no nightly toolchain; `-a` keeps debug assertions on.

@@ -1,10 +1,11 @@
 //! JSON tool results (raw JSON text and MCP results with
-//! `structuredContent`) built from random values with planted secrets.
+//! `structuredContent`) built from random values with planted secrets:
+//! within budget, no secret, and raw JSON stays valid JSON.
 #![no_main]
 
 use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
-use result_sanitizer_fuzz::{check_sanitized, pack, SECRETS};
+use result_sanitizer_fuzz::{check_sanitized, pack, visible, SECRETS};
 use result_sanitizer_pipeline::api::{InputKind, OutputFormat};
 use result_sanitizer_pipeline::options::default_options;
 use result_sanitizer_pipeline::sanitize;
@@ -67,10 +68,16 @@ fuzz_target!(|data: &[u8]| {
         serde_json::to_vec(&json!({"content": [{"type": "text", "text": text}], "structuredContent": v})).unwrap()
     } else {
         o.content_type = Some("application/json".into());
+        o.max_bytes = Some(64 << 20);
         serde_json::to_vec_pretty(&v).unwrap()
     };
     if let Ok(out) = sanitize(&input, &o, pack()) {
         check_sanitized(&out, format, Some(max_tokens));
+        if !mcp {
+            // JSON in, JSON out: thinned, never a broken string.
+            let text = visible(&out.message, format);
+            assert!(serde_json::from_str::<Value>(&text).is_ok(), "JSON input gave non-JSON output");
+        }
         if mcp && format == OutputFormat::Mcp {
             // structuredContent is kept whole or dropped with a note, and is
             // redacted when kept.

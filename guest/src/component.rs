@@ -54,6 +54,13 @@ impl Guest for Component {
         }
     }
 
+    fn effective_budget_json(options: String) -> String {
+        match pack() {
+            Ok(p) => crate::json_twin::effective_budget_json(&options, p),
+            Err(e) => serde_json::to_string(&Err::<(), _>(e)).expect("serializes"),
+        }
+    }
+
     fn effective_budget(options: Options) -> Result<Budget, SanitizeError> {
         crate::options::resolve(&options, &pack()?.rules)
     }

@@ -63,3 +63,12 @@ pub fn sanitize_json(request: &str, pack: &CompiledPack) -> String {
     let result = parse(request).and_then(|(input, opts)| crate::pipeline::sanitize(&input, &opts, pack));
     serde_json::to_string(&result).expect("result serializes")
 }
+
+/// The JSON twin of `effective-budget`.
+pub fn effective_budget_json(options: &str, pack: &CompiledPack) -> String {
+    let result = serde_json::from_str::<Value>(options)
+        .map_err(|e| SanitizeError::InvalidOptions(format!("options are not JSON: {e}")))
+        .and_then(|v| options_from_json(&v))
+        .and_then(|o| crate::options::resolve(&o, &pack.rules));
+    serde_json::to_string(&result).expect("result serializes")
+}

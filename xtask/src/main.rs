@@ -5,7 +5,11 @@
 //! 2. build the default pack from `rules/default.toml`;
 //! 3. write the default rules as JSON (`default-rules.json`, the WIT
 //!    `rule-set` in serde form) for the native fuzz targets in `fuzz/`;
-//! 4. precompile both with the host's engine configuration, so the CLI
+//! 4. write hostile test packs to `test-packs/` for the JavaScript and Go
+//!    hosts' tests: `slow.wasm` loops forever in `detect` when the text
+//!    starts with `L`, `greedy.wasm` grows its memory until refused when it
+//!    starts with `M`; otherwise both find nothing;
+//! 5. precompile both with the host's engine configuration, so the CLI
 //!    starts without running Cranelift.
 //!
 //! Outputs go to `target/components/`; a file is rewritten only when its
@@ -45,10 +49,59 @@ fn main() -> Result<()> {
     write_if_changed(&out.join("default-pack.wasm"), &pack)?;
     write_if_changed(&out.join("default-rules.json"), &serde_json::to_vec(&rules.to_rule_set())?)?;
 
+    let packs = out.join("test-packs");
+    std::fs::create_dir_all(&packs)?;
+    for (name, trigger, action) in [("slow", b'L', loop_forever()), ("greedy", b'M', grow_forever())] {
+        let empty = pack_build::RulesFile::parse("test.toml", "").map_err(|e| anyhow::anyhow!("{e}"))?;
+        let id = empty.identity(Some(name), Some("0.0.1"), Some("*"))?;
+        let wasm = pack_build::build_with_code(&empty, &id, Some(conditional(trigger, action)))?;
+        write_if_changed(&packs.join(format!("{name}.wasm")), &wasm)?;
+    }
+
     let engine = engine::new_engine()?;
     let t = std::time::Instant::now();
     write_if_changed(&out.join("pipeline.cwasm"), &engine.precompile_component(&pipeline)?)?;
     write_if_changed(&out.join("default-pack.cwasm"), &engine.precompile_component(&pack)?)?;
     println!("precompiled in {:.1?}", t.elapsed());
     Ok(())
+}
+
+use wasm_encoder::{BlockType, Instruction as I, MemArg};
+
+/// `detect(ptr, len)`: runs `action` when the text's first byte is
+/// `trigger`, then returns an empty list (return area at 3040).
+fn conditional(trigger: u8, action: Vec<I<'static>>) -> pack_build::DetectCode {
+    let mem = |offset| MemArg { offset, align: 2, memory_index: 0 };
+    let mut body = vec![
+        I::LocalGet(1),
+        I::If(BlockType::Empty),
+        I::LocalGet(0),
+        I::I32Load8U(MemArg { offset: 0, align: 0, memory_index: 0 }),
+        I::I32Const(i32::from(trigger)),
+        I::I32Eq,
+        I::If(BlockType::Empty),
+    ];
+    body.extend(action);
+    body.extend([I::End, I::End]);
+    body.extend([I::I32Const(3040), I::I32Const(0), I::I32Store(mem(0))]);
+    body.extend([I::I32Const(3040), I::I32Const(0), I::I32Store(mem(4))]);
+    body.extend([I::I32Const(3040), I::End]);
+    pack_build::DetectCode { locals: vec![], body }
+}
+
+fn loop_forever() -> Vec<I<'static>> {
+    vec![I::Loop(BlockType::Empty), I::Br(0), I::End]
+}
+
+fn grow_forever() -> Vec<I<'static>> {
+    vec![
+        I::Loop(BlockType::Empty),
+        I::I32Const(16),
+        I::MemoryGrow(0),
+        I::I32Const(-1),
+        I::I32Ne,
+        I::BrIf(0),
+        I::End,
+        I::Unreachable,
+    ]
 }

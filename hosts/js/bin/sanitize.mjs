@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+// `sanitize` with the Rust CLI's contract: stdin in, the message JSON out
+// (one line), typed errors on stderr with exit status 1.
+import { parseArgs } from 'node:util';
+import { createSanitizer } from '../src/index.js';
+
+const MAX_MCP_INPUT = 64 * 1024 * 1024;
+
+const { values: v } = parseArgs({
+  options: {
+    tool: { type: 'string', default: '' },
+    'call-id': { type: 'string', default: '' },
+    format: { type: 'string', default: 'mcp' },
+    input: { type: 'string', default: 'raw' },
+    'max-bytes': { type: 'string' },
+    'max-chars': { type: 'string' },
+    'max-tokens': { type: 'string' },
+    encoding: { type: 'string', default: 'o200k_base' },
+    untrusted: { type: 'boolean', default: false },
+    'content-type': { type: 'string' },
+    lenient: { type: 'boolean', default: false },
+    pack: { type: 'string' },
+    'timeout-ms': { type: 'string', default: '5000' },
+  },
+  strict: true,
+});
+
+const num = (s) => (s === undefined ? undefined : Number(s));
+
+/** Reads stdin, stopping after `cap` bytes. */
+async function readCapped(cap) {
+  const chunks = [];
+  let n = 0;
+  for await (const c of process.stdin) {
+    chunks.push(c);
+    n += c.length;
+    if (n >= cap) break;
+  }
+  process.stdin.destroy();
+  return Buffer.concat(chunks).subarray(0, cap);
+}
+
+let s;
+try {
+  s = await createSanitizer({ pack: v.pack, timeoutMs: Number(v['timeout-ms']) });
+  const options = {
+    tool: v.tool,
+    callId: v['call-id'],
+    format: v.format,
+    input: v.input,
+    maxBytes: num(v['max-bytes']),
+    maxChars: num(v['max-chars']),
+    maxTokens: num(v['max-tokens']),
+    encoding: v.encoding,
+    untrusted: v.untrusted,
+    contentType: v['content-type'],
+    lenient: v.lenient,
+  };
+  let cap;
+  if (options.input === 'mcp') cap = MAX_MCP_INPUT + 1;
+  else {
+    const b = await s.effectiveBudget(options);
+    const html = (options.contentType ?? '').toLowerCase().startsWith('text/html');
+    cap = (html ? Math.max(b.max_bytes, b.markup_bytes) : b.max_bytes) + 1;
+  }
+  const input = await readCapped(cap);
+  if (options.input === 'mcp' && input.length > MAX_MCP_INPUT) {
+    throw new Error(`invalid input: MCP input larger than ${MAX_MCP_INPUT} bytes`);
+  }
+  const out = await s.sanitize(input, options);
+  process.stdout.write(out.message + '\n');
+  await s.close();
+} catch (e) {
+  process.stderr.write(`result-sanitizer: error: ${e.message}\n`);
+  if (s) await s.close();
+  process.exitCode = 1;
+}

@@ -1,0 +1,178 @@
+// result-sanitizer for JavaScript: the same wasm pipeline as the Rust host,
+// transpiled by jco, each call run in a worker thread under a wall-clock
+// limit (the worker is terminated on timeout) with both guest memories
+// capped. After any timeout or trap the next call gets a fresh worker.
+import { Worker } from 'node:worker_threads';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { twinRequest, twinOptions } from './options.js';
+import { transpilePack } from './transpile.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const DIST = join(here, '..', 'dist');
+
+/** A call did not finish in time; the worker running it was terminated. */
+export class TimeoutError extends Error {
+  constructor(ms) {
+    super(`the pipeline exceeded the time limit of ${ms} ms`);
+    this.name = 'TimeoutError';
+    this.code = 'timeout';
+  }
+}
+
+/** The guest trapped (a panic, a memory cap hit); the instance was dropped. */
+export class TrapError extends Error {
+  constructor(reason) {
+    super(`the pipeline trapped: ${reason}`);
+    this.name = 'TrapError';
+    this.code = 'trap';
+  }
+}
+
+/** The pipeline refused the call (options, input, pack): a typed error. */
+export class SanitizeError extends Error {
+  constructor(kind, message) {
+    super(`${kind}: ${message}`);
+    this.name = 'SanitizeError';
+    this.code = kind;
+  }
+}
+
+export class Sanitizer {
+  #opts;
+  #worker = null;
+  #ready = null;
+  #pending = new Map();
+  #next = 1;
+
+  constructor(opts) {
+    this.#opts = opts;
+  }
+
+  #spawn() {
+    const w = new Worker(new URL('./worker.js', import.meta.url), {
+      workerData: {
+        pipelineDir: this.#opts.pipelineDir,
+        packDir: this.#opts.packDir,
+        memoryBytes: this.#opts.memoryMiB * 1024 * 1024,
+        packMemoryBytes: this.#opts.packMemoryMiB * 1024 * 1024,
+      },
+    });
+    this.#worker = w;
+    this.#ready = new Promise((resolve, reject) => {
+      w.once('error', reject);
+      w.on('message', (m) => {
+        if (m.ready) return resolve();
+        const p = this.#pending.get(m.id);
+        if (!p) return;
+        this.#pending.delete(m.id);
+        p.settle(m);
+      });
+    });
+    w.on('error', (e) => this.#fail(w, e));
+    w.on('exit', () => this.#fail(w, new TrapError('the worker exited')));
+    w.unref();
+  }
+
+  #fail(w, e) {
+    if (this.#worker !== w) return;
+    this.#worker = null;
+    for (const p of this.#pending.values()) p.reject(e instanceof Error ? e : new TrapError(String(e)));
+    this.#pending.clear();
+  }
+
+  async #call(call, arg) {
+    if (!this.#worker) this.#spawn();
+    const w = this.#worker;
+    // An idle worker does not keep the process alive; a busy one does.
+    w.ref();
+    try {
+      await this.#ready;
+    } catch (e) {
+      if (this.#worker === w) this.#worker = null;
+      throw e;
+    }
+    const id = this.#next++;
+    const ms = this.#opts.timeoutMs;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#pending.delete(id);
+        // The only way to stop a running wasm call: end its thread.
+        if (this.#worker === w) this.#worker = null;
+        w.terminate();
+        reject(new TimeoutError(ms));
+      }, ms);
+      const idle = () => {
+        if (this.#pending.size === 0) w.unref();
+      };
+      this.#pending.set(id, {
+        settle: (m) => {
+          clearTimeout(timer);
+          idle();
+          if (m.trap !== undefined) {
+            if (this.#worker === w) this.#worker = null;
+            w.terminate();
+            reject(new TrapError(m.trap));
+          } else resolve(m.ok);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          idle();
+          reject(e);
+        },
+      });
+      w.postMessage({ id, call, arg });
+    });
+  }
+
+  /** The JSON twin: request string in, response string out (byte-exact). */
+  sanitizeJson(request) {
+    return this.#call('sanitize', request);
+  }
+
+  /** The budget the pipeline applies for `options` (to cap reading). */
+  async effectiveBudget(options = {}) {
+    const r = JSON.parse(await this.#call('budget', JSON.stringify(twinOptions(options))));
+    if (r.Err) throw toError(r.Err);
+    return r.Ok;
+  }
+
+  /**
+   * Sanitizes one tool result. Returns `{ message, record, isError }`;
+   * `message` is the tool message as a JSON string, ready to send.
+   */
+  async sanitize(input, options = {}) {
+    const r = JSON.parse(await this.sanitizeJson(twinRequest(input, options)));
+    if (r.Err) throw toError(r.Err);
+    return { message: r.Ok.message, record: r.Ok.record, isError: r.Ok.is_error };
+  }
+
+  /** Ends the worker. */
+  async close() {
+    const w = this.#worker;
+    this.#worker = null;
+    if (w) await w.terminate();
+  }
+}
+
+const KINDS = { InvalidOptions: 'invalid options', InvalidInput: 'invalid input', InvalidPack: 'invalid rule pack' };
+
+function toError(err) {
+  const [kind, message] = Object.entries(err)[0];
+  return new SanitizeError(KINDS[kind] ?? kind, message);
+}
+
+/**
+ * A sanitizer. `pack`: a pack component (.wasm bytes or path), transpiled
+ * and cached on first use; default: the embedded default pack.
+ * Limits: `timeoutMs` (5000), `memoryMiB` (256), `packMemoryMiB` (32).
+ */
+export async function createSanitizer({ pack, timeoutMs = 5000, memoryMiB = 256, packMemoryMiB = 32 } = {}) {
+  let packDir = join(DIST, 'default-pack');
+  if (pack !== undefined) {
+    const bytes = typeof pack === 'string' ? readFileSync(pack) : pack;
+    packDir = await transpilePack(bytes);
+  }
+  return new Sanitizer({ pipelineDir: join(DIST, 'pipeline'), packDir, timeoutMs, memoryMiB, packMemoryMiB });
+}

@@ -1,0 +1,53 @@
+// Options as JavaScript callers write them, to the JSON twin's options
+// (WIT names in snake_case, enum cases in UpperCamelCase).
+
+const FORMATS = { mcp: 'Mcp', openai: 'Openai', anthropic: 'Anthropic' };
+const INPUTS = { raw: 'Raw', mcp: 'Mcp' };
+const ENCODINGS = { o200k_base: 'O200kBase', cl100k_base: 'Cl100kBase' };
+
+function pick(table, value, what) {
+  const v = table[value];
+  if (!v) throw new TypeError(`unknown ${what} ${JSON.stringify(value)}; expected one of ${Object.keys(table).join(', ')}`);
+  return v;
+}
+
+/** `{tool, callId, format, input, maxBytes, ...}` to twin options. */
+export function twinOptions(o = {}) {
+  const t = {};
+  const set = (k, v) => {
+    if (v !== undefined && v !== null) t[k] = v;
+  };
+  set('tool', o.tool);
+  set('call_id', o.callId);
+  if (o.format !== undefined) t.format = pick(FORMATS, o.format, 'format');
+  if (o.input !== undefined) t.input = pick(INPUTS, o.input, 'input');
+  set('max_bytes', o.maxBytes);
+  set('max_chars', o.maxChars);
+  set('head_chars', o.headChars);
+  set('tail_chars', o.tailChars);
+  set('max_tokens', o.maxTokens);
+  if (o.encoding !== undefined) t.encoding = pick(ENCODINGS, o.encoding, 'encoding');
+  set('untrusted', o.untrusted);
+  set('content_type', o.contentType);
+  set('lenient', o.lenient);
+  set('total_bytes', o.totalBytes);
+  set('markup_bytes', o.markupBytes);
+  if (o.toolError) t.tool_error = { code: o.toolError.code, message: o.toolError.message };
+  return t;
+}
+
+/** The twin request for `input` (bytes or string) and options. */
+export function twinRequest(input, options) {
+  const req = {};
+  if (typeof input === 'string') {
+    req.input = input;
+  } else {
+    const bytes = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+    const text = bytes.toString('utf8');
+    // Exact UTF-8 travels as text; anything else as base64.
+    if (Buffer.from(text, 'utf8').equals(bytes)) req.input = text;
+    else req.input_base64 = bytes.toString('base64');
+  }
+  req.options = twinOptions(options);
+  return JSON.stringify(req);
+}

@@ -1,0 +1,38 @@
+// jco transpilation of a component into ES modules with an `instantiate`
+// function (imports supplied at instantiation). Node only: browsers and
+// Workers cannot compile fetched wasm at run time, so there the output of
+// `npm run build` (or of this function, run ahead of time) is bundled.
+import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync, existsSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { transpileBytes } from '@bytecodealliance/jco-transpile';
+
+/** Transpiles `bytes` into `outDir` (files `<name>.js`, `<name>.core*.wasm`). */
+export async function transpileComponent(bytes, name, outDir) {
+  const { files } = await transpileBytes(new Uint8Array(bytes), { name, instantiation: 'async', noTypescript: false });
+  const tmp = `${outDir}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  for (const [file, data] of Object.entries(files)) {
+    const path = join(tmp, file);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, data);
+  }
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(dirname(outDir), { recursive: true });
+  renameSync(tmp, outDir);
+  return outDir;
+}
+
+/**
+ * Transpiles a pack component once per content (cached by sha256 under the
+ * OS temp dir) and returns the directory holding `pack.js`.
+ */
+export async function transpilePack(bytes, cacheDir = join(tmpdir(), 'result-sanitizer-js')) {
+  const sha = createHash('sha256').update(bytes).digest('hex');
+  const out = join(cacheDir, sha);
+  if (!existsSync(join(out, 'pack.js'))) {
+    await transpileComponent(bytes, 'pack', out);
+  }
+  return out;
+}

@@ -1,0 +1,38 @@
+// One live instance: a pack instance and a pipeline instance whose
+// `rule-pack` imports are the pack's exports. It runs in a worker thread so
+// that the main thread can bound a call's wall-clock time by terminating
+// it. Both core memories are capped in the binary (see memory-cap.js).
+import { parentPort, workerData } from 'node:worker_threads';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { capMemory } from './memory-cap.js';
+
+const { pipelineDir, packDir, memoryBytes, packMemoryBytes } = workerData;
+
+async function load(dir, name, cap) {
+  const { instantiate } = await import(pathToFileURL(join(dir, `${name}.js`)).href);
+  return { instantiate, getCoreModule: async (p) => WebAssembly.compile(capMemory(await readFile(join(dir, p)), cap)) };
+}
+
+const RULE_PACK = 'result-sanitizer:core/rule-pack@0.1.0';
+const PIPELINE = 'result-sanitizer:core/result-sanitizer@0.1.0';
+
+const pack = await load(packDir, 'pack', packMemoryBytes);
+const packRoot = await pack.instantiate(pack.getCoreModule, {});
+const pipeline = await load(pipelineDir, 'pipeline', memoryBytes);
+// jco names an import by its unversioned interface name.
+const root = await pipeline.instantiate(pipeline.getCoreModule, { [RULE_PACK.split('@')[0]]: packRoot[RULE_PACK] });
+const api = root[PIPELINE];
+
+parentPort.on('message', ({ id, call, arg }) => {
+  try {
+    const out = call === 'budget' ? api.effectiveBudgetJson(arg) : api.sanitizeJson(arg);
+    parentPort.postMessage({ id, ok: out });
+  } catch (e) {
+    // A trap (unreachable, out of memory): this instance must not be
+    // entered again; the main thread replaces the worker.
+    parentPort.postMessage({ id, trap: String(e && e.message ? e.message : e) });
+  }
+});
+parentPort.postMessage({ ready: true });

@@ -13,7 +13,7 @@ CORE      := target/$(WASM_TARGET)/release/result_sanitizer_pipeline.wasm
 BIN       := target/release/result-sanitizer
 SHARED    ?= $(abspath ../shared)
 
-.PHONY: all build wasm-target components demo test test-rust fuzz cargo-fuzz vectors bench clean
+.PHONY: all build wasm-target components demo test test-rust test-js test-go edge fuzz cargo-fuzz vectors bench clean
 
 all: build
 
@@ -103,7 +103,24 @@ fuzz: build cargo-fuzz
 	  test $${PIPESTATUS[0]} -eq 0 || exit 1; \
 	done
 
-test: test-rust fuzz
+# The edge build: pipeline + pack (default, or PACK=path) composed into one
+# component with no imports; its size is printed next to the goals.
+edge: build
+	target/release/xtask edge $(PACK)
+	@size=$$(wc -c < target/edge/result-sanitizer.wasm); gz=$$(gzip -9 -c target/edge/result-sanitizer.wasm | wc -c); \
+	  echo "edge component: $$size bytes (goal <= 10485760), $$gz bytes gzip -9 (goal <= 4194304)"; \
+	  test $$size -le 10485760 && test $$gz -le 4194304
+
+# JavaScript host: npm dependencies (lock file), jco transpilation, Node's
+# test runner (vectors, the sanitize command, limits, the edge component).
+test-js: build edge
+	cd hosts/js && npm ci --no-audit --no-fund && node scripts/build.mjs && node --test test/
+
+# Go host: wazero from the module proxy (go.sum), go test.
+test-go: build
+	cd hosts/go && go vet ./... && go test -count=1 ./...
+
+test: test-rust test-js test-go fuzz
 
 clean:
 	$(CARGO) clean

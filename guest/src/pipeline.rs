@@ -501,9 +501,11 @@ impl<'a> Run<'a> {
         let rest = totals.recall.short(original_bytes + prep.base.byte);
         let v: Value = if cap_hit {
             let from = prep.base.byte + read as u64;
-            let to = prep.base.byte + original_bytes;
-            let how = totals.recall.short(to);
-            let note = format!("{} byte cap of {} bytes reached: bytes {from}-{to} of the document were not read{how}]", marker::PREFIX, self.budget.max_bytes);
+            let rest = match totals.total_bytes {
+                Some(to) if to > from => format!("bytes {from}-{to} of the document were not read{}", totals.recall.short(to)),
+                _ => format!("the document continued past byte {from} (total size unknown), not kept"),
+            };
+            let note = format!("{} byte cap of {} bytes reached: {rest}]", marker::PREFIX, self.budget.max_bytes);
             serde_json::from_str(&json_budget::close_prefix(&prep.text, &note)?).ok()?
         } else {
             serde_json::from_str(&prep.text).ok()?

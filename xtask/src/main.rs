@@ -9,8 +9,16 @@
 //!    hosts' tests: `slow.wasm` loops forever in `detect` when the text
 //!    starts with `L`, `greedy.wasm` grows its memory until refused when it
 //!    starts with `M`; otherwise both find nothing;
-//! 5. precompile both with the host's engine configuration, so the CLI
+//! 5. write `rule-pack.layout.json`: every type of the `rule-pack`
+//!    interface with its canonical-ABI size, alignment and field offsets
+//!    (wit-parser's), which the Go host's hand-written descriptors are
+//!    tested against;
+//! 6. precompile both with the host's engine configuration, so the CLI
 //!    starts without running Cranelift.
+//!
+//! `xtask edge [PACK]` composes the pipeline and a pack (default: the
+//! default pack) into one component that imports nothing, for runtimes
+//! that take a single module (edge workers, browsers): `make edge`.
 //!
 //! Outputs go to `target/components/`; a file is rewritten only when its
 //! bytes change, so cargo does not rebuild the host for nothing.
@@ -31,6 +39,9 @@ fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<()> {
 fn main() -> Result<()> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("edge") {
+        return edge(&root, args.get(1).map(PathBuf::from));
+    }
     let core_path = args.first().map(PathBuf::from).unwrap_or_else(|| {
         root.join("target/wasm32-unknown-unknown/release/result_sanitizer_pipeline.wasm")
     });
@@ -57,6 +68,8 @@ fn main() -> Result<()> {
         let wasm = pack_build::build_with_code(&empty, &id, Some(conditional(trigger, action)))?;
         write_if_changed(&packs.join(format!("{name}.wasm")), &wasm)?;
     }
+
+    write_if_changed(&out.join("rule-pack.layout.json"), &serde_json::to_vec_pretty(&layout()?)?)?;
 
     let engine = engine::new_engine()?;
     let t = std::time::Instant::now();
@@ -104,4 +117,84 @@ fn grow_forever() -> Vec<I<'static>> {
         I::End,
         I::Unreachable,
     ]
+}
+
+/// The canonical-ABI layout of the `rule-pack` interface's types.
+fn layout() -> Result<serde_json::Value> {
+    use wit_parser::{SizeAlign, Type, TypeDefKind};
+    let (resolve, pkg) = result_sanitizer::wit::resolve()?;
+    let mut sizes = SizeAlign::default();
+    sizes.fill(&resolve);
+    let iface = resolve.packages[pkg].interfaces["rule-pack"];
+    fn name(resolve: &wit_parser::Resolve, t: &Type) -> String {
+        match t {
+            Type::Bool => "bool".into(),
+            Type::U8 => "u8".into(),
+            Type::U32 => "u32".into(),
+            Type::U64 => "u64".into(),
+            Type::F32 => "f32".into(),
+            Type::String => "string".into(),
+            Type::Id(id) => {
+                let d = &resolve.types[*id];
+                match (&d.name, &d.kind) {
+                    (Some(n), _) => n.clone(),
+                    (None, TypeDefKind::List(e)) => format!("list<{}>", name(resolve, e)),
+                    (None, TypeDefKind::Option(e)) => format!("option<{}>", name(resolve, e)),
+                    (None, k) => format!("{k:?}"),
+                }
+            }
+            other => format!("{other:?}"),
+        }
+    }
+    let mut out = serde_json::Map::new();
+    for (n, id) in &resolve.interfaces[iface].types {
+        let ty = Type::Id(*id);
+        let mut entry = serde_json::json!({
+            "size": sizes.size(&ty).size_wasm32(),
+            "align": sizes.align(&ty).align_wasm32(),
+        });
+        match &resolve.types[*id].kind {
+            TypeDefKind::Record(r) => {
+                let offs = sizes.field_offsets(r.fields.iter().map(|f| &f.ty));
+                entry["fields"] = r
+                    .fields
+                    .iter()
+                    .zip(offs)
+                    .map(|(f, (o, _))| serde_json::json!({"name": f.name, "type": name(&resolve, &f.ty), "offset": o.size_wasm32()}))
+                    .collect();
+            }
+            TypeDefKind::Enum(e) => entry["cases"] = e.cases.iter().map(|c| c.name.clone()).collect(),
+            other => anyhow::bail!("rule-pack type {n}: layout of {other:?} not described"),
+        }
+        out.insert(n.clone(), entry);
+    }
+    Ok(serde_json::Value::Object(out))
+}
+
+/// Composes the pipeline with `pack` into `target/edge/result-sanitizer.wasm`.
+fn edge(root: &Path, pack: Option<PathBuf>) -> Result<()> {
+    let components = root.join("target/components");
+    let pack = pack.unwrap_or_else(|| components.join("default-pack.wasm"));
+    let out_dir = root.join("target/edge");
+    std::fs::create_dir_all(&out_dir)?;
+    let config = wasm_compose::config::Config {
+        dir: components.clone(),
+        definitions: vec![pack.clone()],
+        disallow_imports: true,
+        ..Default::default()
+    };
+    let pipeline = components.join("pipeline.wasm");
+    let bytes = wasm_compose::composer::ComponentComposer::new(&pipeline, &config)
+        .compose()
+        .with_context(|| format!("composing {} with {}", pipeline.display(), pack.display()))?;
+    // It must stand alone: no imports left.
+    let engine = engine::new_engine()?;
+    let c = wasmtime::component::Component::new(&engine, &bytes)?;
+    if let Some((name, _)) = c.component_type().imports(&engine).next() {
+        anyhow::bail!("the composed component still imports `{name}`");
+    }
+    let out = out_dir.join("result-sanitizer.wasm");
+    std::fs::write(&out, &bytes)?;
+    println!("wrote {} ({} bytes)", out.display(), bytes.len());
+    Ok(())
 }

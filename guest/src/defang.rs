@@ -7,7 +7,7 @@
 //! `[truncated:` has its opening bracket replaced by `(`. One Aho-Corasick
 //! pass; each replacement is counted in the record.
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::AhoCorasick;
 use std::sync::OnceLock;
 
 use crate::edits::Edit;
@@ -22,13 +22,7 @@ const LOOKALIKES: &[&str] = &[
 
 fn automaton() -> &'static AhoCorasick {
     static AC: OnceLock<AhoCorasick> = OnceLock::new();
-    AC.get_or_init(|| {
-        AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::LeftmostFirst)
-            .build(LOOKALIKES)
-            .expect("static patterns")
-    })
+    crate::text::words_automaton(&AC, LOOKALIKES)
 }
 
 /// Edits that make every look-alike harmless (the first byte becomes `(`).

@@ -12,7 +12,7 @@
 
 use std::sync::OnceLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::AhoCorasick;
 
 use crate::marker::PREFIX;
 use crate::text::floor_boundary;
@@ -43,13 +43,7 @@ const LINE_MAX: usize = 240;
 
 fn automaton() -> &'static AhoCorasick {
     static AC: OnceLock<AhoCorasick> = OnceLock::new();
-    AC.get_or_init(|| {
-        AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::LeftmostFirst)
-            .build(WORDS)
-            .expect("static patterns")
-    })
+    crate::text::words_automaton(&AC, WORDS)
 }
 
 /// Byte ranges (without the newline) of every error-looking line.

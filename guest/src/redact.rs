@@ -236,7 +236,7 @@ impl Ruleset {
                 AhoCorasickBuilder::new()
                     .ascii_case_insensitive(true)
                     .match_kind(MatchKind::Standard)
-                    .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+                    .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
                     .build(patterns.iter().map(|(k, _)| k.as_str()))
                     .map_err(|e| format!("keywords: {e}"))?,
             )

@@ -126,3 +126,18 @@ mod tests {
         assert_eq!(char_count("héllo€"), 6);
     }
 }
+
+/// A case-insensitive, leftmost-first automaton over fixed words, built
+/// once into `cell` (the static word lists of defanging and error lines).
+pub fn words_automaton(
+    cell: &'static std::sync::OnceLock<aho_corasick::AhoCorasick>,
+    words: &[&str],
+) -> &'static aho_corasick::AhoCorasick {
+    cell.get_or_init(|| {
+        aho_corasick::AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+            .build(words)
+            .expect("static patterns")
+    })
+}

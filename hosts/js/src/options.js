@@ -11,27 +11,31 @@ function pick(table, value, what) {
   return v;
 }
 
+// Plain fields: twin name, JavaScript name.
+const FIELDS = [
+  ['tool', 'tool'],
+  ['call_id', 'callId'],
+  ['max_bytes', 'maxBytes'],
+  ['max_chars', 'maxChars'],
+  ['head_chars', 'headChars'],
+  ['tail_chars', 'tailChars'],
+  ['max_tokens', 'maxTokens'],
+  ['untrusted', 'untrusted'],
+  ['content_type', 'contentType'],
+  ['lenient', 'lenient'],
+  ['total_bytes', 'totalBytes'],
+  ['markup_bytes', 'markupBytes'],
+];
+
 /** `{tool, callId, format, input, maxBytes, ...}` to twin options. */
 export function twinOptions(o = {}) {
   const t = {};
-  const set = (k, v) => {
-    if (v !== undefined && v !== null) t[k] = v;
-  };
-  set('tool', o.tool);
-  set('call_id', o.callId);
+  for (const [twin, js] of FIELDS) {
+    if (o[js] !== undefined && o[js] !== null) t[twin] = o[js];
+  }
   if (o.format !== undefined) t.format = pick(FORMATS, o.format, 'format');
   if (o.input !== undefined) t.input = pick(INPUTS, o.input, 'input');
-  set('max_bytes', o.maxBytes);
-  set('max_chars', o.maxChars);
-  set('head_chars', o.headChars);
-  set('tail_chars', o.tailChars);
-  set('max_tokens', o.maxTokens);
   if (o.encoding !== undefined) t.encoding = pick(ENCODINGS, o.encoding, 'encoding');
-  set('untrusted', o.untrusted);
-  set('content_type', o.contentType);
-  set('lenient', o.lenient);
-  set('total_bytes', o.totalBytes);
-  set('markup_bytes', o.markupBytes);
   if (o.toolError) t.tool_error = { code: o.toolError.code, message: o.toolError.message };
   return t;
 }

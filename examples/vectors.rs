@@ -128,20 +128,15 @@ fn request(input: &[u8], flags: &[&str]) -> String {
 }
 
 /// Bytes the `sanitize` command reads for these flags (the CLI contract:
-/// the byte cap + 1, the markup budget + 1 for declared HTML, MCP whole).
+/// its input cap + 1).
 fn read_cap(s: &Sanitizer, flags: &[&str]) -> usize {
     let mut o = serde_json::to_value(result_sanitizer::default_options()).unwrap();
     for (k, v) in options(flags).as_object().unwrap() {
         o[k] = v.clone();
     }
     let o: result_sanitizer::api::Options = serde_json::from_value(o).unwrap();
-    if o.input == result_sanitizer::api::InputKind::Mcp {
-        return usize::MAX;
-    }
     // Bad options: the CLI fails before reading; any prefix will do.
-    let Ok(b) = s.effective_budget(s.default_pack(), &o) else { return usize::MAX };
-    let html = o.content_type.as_deref().is_some_and(|c| c.to_ascii_lowercase().starts_with("text/html"));
-    (if html { b.max_bytes.max(b.markup_bytes) } else { b.max_bytes } + 1) as usize
+    result_sanitizer::io::input_cap(&s, s.default_pack(), &o).map_or(usize::MAX, |c| c.saturating_add(1) as usize)
 }
 
 fn main() {

@@ -72,34 +72,36 @@ pub fn excerpt(
     cap: usize,
     line_of: impl Fn(usize) -> u64,
 ) -> (String, u64) {
-    let inside: Vec<(usize, usize)> = lines.iter().copied().filter(|&(s, e)| s >= from && e <= to).collect();
+    // `lines` is sorted and disjoint: the ones inside are one run, found by
+    // bisection, and only the ones shown are formatted (a render is retried
+    // while the budget is fitted; a log may have 100 000 error lines).
+    let lo = lines.partition_point(|&(s, _)| s < from);
+    let inside = &lines[lo..lo + lines[lo..].partition_point(|&(_, e)| e <= to)];
     if inside.is_empty() || cap < 200 {
         return (String::new(), 0);
     }
-    let render = |&(s, e): &(usize, usize)| {
+    let render = |(s, e): (usize, usize)| {
         let end = floor_boundary(text, e.min(s + LINE_MAX));
         let more = if end < e { "…" } else { "" };
         format!("{:>6}| {}{more}\n", line_of(s), text[s..end].trim_end_matches('\r'))
     };
-    let rendered: Vec<String> = inside.iter().map(render).collect();
     let head = format!("{PREFIX} lines of the omitted part that look like errors, with their line numbers:]\n");
     let mut room = cap.saturating_sub(head.len() + 80);
-    // First ones from the start, last ones from the end, half the room each.
+    // First ones from the start, last ones from the end, alternately.
     let (mut first, mut last) = (Vec::new(), Vec::new());
-    let (mut i, mut j) = (0usize, rendered.len());
+    let (mut i, mut j) = (0usize, inside.len());
     let mut take_front = true;
     while i < j {
-        let pick = if take_front { i } else { j - 1 };
-        let len = rendered[pick].len();
-        if len > room {
+        let line = render(inside[if take_front { i } else { j - 1 }]);
+        if line.len() > room {
             break;
         }
-        room -= len;
+        room -= line.len();
         if take_front {
-            first.push(pick);
+            first.push(line);
             i += 1;
         } else {
-            last.push(pick);
+            last.push(line);
             j -= 1;
         }
         take_front = !take_front;
@@ -109,14 +111,14 @@ pub fn excerpt(
         return (String::new(), 0);
     }
     let mut out = head;
-    for &k in &first {
-        out.push_str(&rendered[k]);
+    for l in &first {
+        out.push_str(l);
     }
-    if shown < rendered.len() {
-        out.push_str(&format!("{PREFIX} {} more error-like lines in the omitted part not shown]\n", rendered.len() - shown));
+    if shown < inside.len() {
+        out.push_str(&format!("{PREFIX} {} more error-like lines in the omitted part not shown]\n", inside.len() - shown));
     }
-    for &k in last.iter().rev() {
-        out.push_str(&rendered[k]);
+    for l in last.iter().rev() {
+        out.push_str(l);
     }
     (out, shown as u64)
 }

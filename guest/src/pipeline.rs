@@ -331,6 +331,7 @@ impl<'a> Run<'a> {
         let (redacted, rmap) = edits::apply(&decoded.text, &edit_list);
         self.stage("redact", decoded.text.len(), redacted.len());
         let prep = Prepared { text: redacted, rmap, dmap: decoded.map, lines, base };
+        let d = DecodedStats { chars: original_chars, lines: total_lines, invalid: decoded.invalid, defanged };
 
         let recall = marker::Recall::from_options(&self.opts.call_id, self.opts.recall_bytes);
         let totals = Totals {
@@ -373,14 +374,13 @@ impl<'a> Run<'a> {
             // cap is closed after its last complete element), records stay
             // whole.
             if class == ContentClass::Json {
-                let d = decoded_stats(original_chars, total_lines, decoded.invalid, defanged);
                 if let Some(out) = self.json_structure(&prep, &totals, err.as_deref(), token_budget, input.len(), n, original_bytes, cap_hit, &d) {
                     return out;
                 }
             } else if cap_hit {
                 // Whole records: the last line may be cut; head and tail below.
             } else if let Some(r) = &records {
-                if let Some(out) = self.records(&prep, r, &render, token_budget, input.len(), original_bytes, &decoded_stats(original_chars, total_lines, decoded.invalid, defanged)) {
+                if let Some(out) = self.records(&prep, r, &render, &totals, token_budget, input.len(), original_bytes, &d) {
                     return out;
                 }
             }
@@ -415,7 +415,7 @@ impl<'a> Run<'a> {
         } else {
             Strategy::HeadTailChars
         };
-        let mut rec = self.record_base(input.len(), original_bytes, cap_hit, &decoded_stats(original_chars, total_lines, decoded.invalid, defanged), &totals);
+        let mut rec = self.record_base(input.len(), original_bytes, cap_hit, &d, &totals);
         rec.truncated = cut.is_cut() || cap_hit;
         rec.strategy = strategy;
         if error_lines > 0 {
@@ -546,6 +546,7 @@ impl<'a> Run<'a> {
         prep: &Prepared,
         r: &Records,
         render: &dyn Fn(Cut) -> Rendered,
+        totals: &Totals,
         token_budget: u32,
         input_len: usize,
         original_bytes: u64,
@@ -586,8 +587,7 @@ impl<'a> Run<'a> {
         for (key, v) in final_counts {
             *self.counts.entry(key).or_default() += v;
         }
-        let totals_recall = marker::Recall::from_options(&self.opts.call_id, self.opts.recall_bytes);
-        let mut rec = self.record_base(input_len, original_bytes, false, d, &Totals { read_bytes: 0, total_bytes: None, lines: 0, threshold: String::new(), recall: totals_recall });
+        let mut rec = self.record_base(input_len, original_bytes, false, d, totals);
         rec.truncated = true;
         rec.strategy = Strategy::Records;
         rec.structure = Some(StructureCuts {
@@ -632,9 +632,6 @@ struct DecodedStats {
     defanged: u32,
 }
 
-fn decoded_stats(chars: u64, lines: u64, invalid: u32, defanged: u32) -> DecodedStats {
-    DecodedStats { chars, lines, invalid, defanged }
-}
 
 /// Where a slice starts in the whole output.
 #[derive(Clone, Copy, Default, Debug)]
@@ -777,8 +774,8 @@ impl Compose<'_> {
 
     fn records_marker(&self, r: &Records, cut: Cut, m: &MiddleCut) -> String {
         let n = r.count();
-        let first = r.index_of(cut.head_end.max(r.header_end)) + usize::from(cut.head_end < r.header_end);
-        let first = if cut.head_end <= r.header_end { 0 } else { first };
+        // Index of the first omitted record (records before it are shown).
+        let first = if cut.head_end <= r.header_end { 0 } else { r.index_of(cut.head_end) };
         let last = if cut.tail_start >= r.len { n } else { r.index_of(cut.tail_start) };
         let header = if r.header_end > 0 { "the header line, " } else { "" };
         format!(

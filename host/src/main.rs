@@ -12,7 +12,7 @@ use std::process::{Command, ExitCode};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use result_sanitizer::api::{self, Encoding, InputKind, Options, OutputFormat, ToolError};
-use result_sanitizer::io::{read_capped, redact_stream, run_capped};
+use result_sanitizer::io::{input_cap, read_capped, redact_stream, run_capped, MAX_MCP_INPUT};
 use result_sanitizer::pack_build::RulesFile;
 use std::sync::Arc;
 
@@ -286,7 +286,6 @@ impl SanitizeOpts {
 }
 
 /// Largest MCP JSON document read (the byte cap then applies to its text).
-const MAX_MCP_INPUT: u64 = 64 << 20;
 
 fn open_input(file: &Option<PathBuf>) -> io::Result<(Box<dyn Read>, Option<u64>)> {
     match file {
@@ -338,7 +337,7 @@ fn sanitize(file: &Option<PathBuf>, so: &SanitizeOpts) -> Result<(), Error> {
     let loaded = select_pack(&s, &so.packs)?;
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
     let mut opts = so.options();
-    let cap = read_cap(&s, pack, &opts)?;
+    let cap = input_cap(&s, pack, &opts)?;
     let (reader, len) = open_input(file)?;
     let input = read_capped(reader, cap)?;
     if opts.input == InputKind::Mcp && input.over {
@@ -355,17 +354,6 @@ fn parse_priority(s: &str) -> Result<(String, u32), String> {
     Ok((tool.to_string(), w.parse().map_err(|e| format!("weight: {e}"))?))
 }
 
-/// Bytes to read of a raw input: the byte cap, or the markup budget for a
-/// declared HTML document (extraction shrinks it to text afterwards).
-fn read_cap(s: &Sanitizer, pack: &result_sanitizer::LoadedPack, opts: &Options) -> Result<u64, Error> {
-    if opts.input == InputKind::Mcp {
-        return Ok(MAX_MCP_INPUT);
-    }
-    let b = s.effective_budget(pack, opts)?;
-    let html = opts.content_type.as_deref().is_some_and(|c| c.to_ascii_lowercase().starts_with("text/html"));
-    Ok(if html { b.max_bytes.max(b.markup_bytes) } else { b.max_bytes })
-}
-
 fn sanitize_round(files: &[PathBuf], round: api::RoundOptions, priorities: &[(String, u32)], so: &SanitizeOpts) -> Result<(), Error> {
     let s = Arc::new(Sanitizer::new(so.limits.limits())?);
     let loaded = select_pack(&s, &so.packs)?;
@@ -375,7 +363,7 @@ fn sanitize_round(files: &[PathBuf], round: api::RoundOptions, priorities: &[(St
         let mut opts = so.options();
         opts.tool = f.file_stem().map(|x| x.to_string_lossy().into_owned()).unwrap_or_default();
         opts.call_id = opts.tool.clone();
-        let cap = read_cap(&s, pack, &opts)?;
+        let cap = input_cap(&s, pack, &opts)?;
         let (reader, len) = open_input(&Some(f.clone()))?;
         let input = read_capped(reader, cap)?;
         if opts.input == InputKind::Mcp && input.over {

@@ -45,14 +45,11 @@ struct CompiledRule {
     /// Source of the regex; compiled on the rule's first keyword hit (most
     /// rules never hit in a given call, and a pack has hundreds).
     src: String,
-    /// Source of the `^`-anchored form, when every match must start at a
-    /// keyword hit (the regex starts with literals that start with
-    /// keywords): then the rule is tried at each hit instead of scanning
-    /// windows.
+    /// Where matches can start; see [`Anchor`].
+    anchor: Anchor,
+    /// Source of the `\A`-anchored form, for anchored tries.
     anchored_src: Option<String>,
     compiled: OnceLock<Option<(Regex, Option<Regex>)>>,
-    /// The regex starts with `\b`: checked by hand for anchored tries.
-    leading_wb: bool,
     /// The regex can match across lines (`\n`, `(?s)`, `(?m)`, `[\s\S]`);
     /// other rules only look at the line of their keyword hit.
     multiline: bool,
@@ -95,86 +92,203 @@ fn compile_regex(what: &str, src: &str) -> Result<Regex, String> {
     Regex::new(src).map_err(|e| format!("{what}: regex does not compile: {e}"))
 }
 
-/// Literal prefixes every match of `s` starts with (one per top-level
-/// alternative of a leading group), if each alternative starts with one.
+/// Most literal prefixes [`leading_literals`] expands a regex into.
+const MAX_PREFIXES: usize = 64;
+
+/// Literal prefixes that every match of `s` starts with, or `None` when
+/// some branch starts with something that is not a literal.
+///
+/// The regex's leading items are expanded into a set of strings: literal
+/// characters, escaped punctuation, small classes (`[sb]`, `[_\-]`),
+/// optional items (`x?`) and groups of alternatives, each alternative
+/// expanded the same way. Expansion stops at the first item of another
+/// kind (a large class, a repetition, an assertion) or past
+/// [`MAX_PREFIXES`] strings; a string that stopped is still a prefix of
+/// every match of its branch, which is all the caller needs.
 fn leading_literals(s: &str) -> Option<Vec<String>> {
-    // A leading group, capturing or not: its alternatives decide.
-    let group = s.strip_prefix("(?:").or_else(|| s.strip_prefix('(').filter(|r| !r.starts_with('?')));
-    if let Some(r) = group {
-        let mut depth = 0usize;
-        let mut alts = Vec::new();
-        let mut last = 0;
-        let mut escaped = false;
-        let mut in_class = false;
-        for (i, c) in r.char_indices() {
-            if escaped {
-                escaped = false;
-                continue;
-            }
-            match c {
-                '\\' => escaped = true,
-                '[' => in_class = true,
-                ']' => in_class = false,
-                '(' if !in_class => depth += 1,
-                ')' if !in_class && depth == 0 => {
-                    alts.push(&r[last..i]);
-                    let mut out = Vec::new();
-                    for a in alts {
-                        out.extend(leading_literals(a)?);
-                    }
-                    return Some(out);
-                }
-                ')' if !in_class => depth -= 1,
-                '|' if !in_class && depth == 0 => {
-                    alts.push(&r[last..i]);
-                    last = i + 1;
-                }
-                _ => {}
-            }
-        }
-        return None;
-    }
-    let mut lit = String::new();
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.peek() {
-                Some(&e) if ".-$/_~:@#%&=!,'\"".contains(e) => {
-                    lit.push(e);
-                    chars.next();
-                }
-                _ => break,
-            },
-            c if c.is_ascii_alphanumeric() || "_-:/@#%&=!,'\"~".contains(c) => lit.push(c),
-            _ => break,
-        }
-        if chars.peek().is_some_and(|n| "*+?{".contains(*n)) {
-            lit.pop(); // a quantified last character is not fixed
-            break;
-        }
-    }
-    (!lit.is_empty()).then(|| vec![lit])
+    // As one group, so that top-level alternatives are split too.
+    let (prefixes, _) = expand_item(format!("(?:{s})").as_bytes())?;
+    let out: Vec<String> = prefixes.into_iter().map(|(p, _)| p).collect();
+    (!out.is_empty() && out.iter().all(|p| !p.is_empty())).then_some(out)
 }
 
-/// The `^`-anchored form of a rule regex (see `CompiledRule::anchored`).
-fn anchored_form(src: &str, keywords: &[String]) -> Option<(String, bool)> {
+/// One parsed item: its expansions and how many bytes it took, or `None`
+/// when it is not an expandable item.
+fn expand_item(b: &[u8]) -> Option<(Vec<(String, bool)>, usize)> {
+    let lit = |c: u8| c.is_ascii_alphanumeric() || b"_-:/@#%&=!,'\"~ <>".contains(&c);
+    match *b.first()? {
+        b'\\' => {
+            let e = *b.get(1)?;
+            b".-$/_~:@#%&=!,'\"()[]{}?*+|^\\ <>".contains(&e).then(|| (vec![((e as char).to_string(), true)], 2))
+        }
+        b'[' => {
+            // A small class of single characters and escaped punctuation.
+            let mut i = 1;
+            let mut members = Vec::new();
+            while i < b.len() && b[i] != b']' {
+                let c = if b[i] == b'\\' {
+                    i += 1;
+                    *b.get(i).filter(|c| c.is_ascii_punctuation())?
+                } else if b.get(i + 1) == Some(&b'-') && b.get(i + 2).is_some_and(|&c| c != b']') {
+                    return None; // a range
+                } else if b[i] == b'^' && i == 1 {
+                    return None; // negated
+                } else {
+                    b[i]
+                };
+                members.push(((c as char).to_string(), true));
+                i += 1;
+            }
+            (i < b.len() && !members.is_empty() && members.len() <= 8).then_some((members, i + 1))
+        }
+        b'(' => {
+            let body = if b.starts_with(b"(?:") {
+                3
+            } else if b.get(1) == Some(&b'?') {
+                return None; // flags, look-around
+            } else {
+                1
+            };
+            // Split the group's top-level alternatives.
+            let (mut depth, mut class, mut esc) = (0usize, false, false);
+            let mut alts = Vec::new();
+            let mut last = body;
+            for i in body..b.len() {
+                let c = b[i];
+                if esc {
+                    esc = false;
+                    continue;
+                }
+                match c {
+                    b'\\' => esc = true,
+                    b'[' if !class => class = true,
+                    b']' if class => class = false,
+                    b'(' if !class => depth += 1,
+                    b')' if !class && depth > 0 => depth -= 1,
+                    b')' if !class => {
+                        alts.push(&b[last..i]);
+                        let mut out = Vec::new();
+                        for a in alts {
+                            let (p, _) = expand_seq(a)?;
+                            out.extend(p);
+                        }
+                        return (out.len() <= MAX_PREFIXES).then_some((out, i + 1));
+                    }
+                    b'|' if !class && depth == 0 => {
+                        alts.push(&b[last..i]);
+                        last = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            None
+        }
+        c if lit(c) => Some((vec![((c as char).to_string(), true)], 1)),
+        _ => None,
+    }
+}
+
+/// Expands a sequence of items; each string says whether it reached the
+/// end of `b` (and may be continued by what follows the sequence).
+fn expand_seq(b: &[u8]) -> Option<(Vec<(String, bool)>, usize)> {
+    let mut set: Vec<(String, bool)> = vec![(String::new(), true)];
+    let mut i = 0;
+    while i < b.len() {
+        let Some((mut items, used)) = expand_item(&b[i..]) else { break };
+        let q = b.get(i + used).copied();
+        if matches!(q, Some(b'*' | b'+' | b'{')) {
+            break; // repeated: not a fixed prefix
+        }
+        let mut used = used;
+        if q == Some(b'?') {
+            items.push((String::new(), true));
+            used += 1;
+        }
+        let grown = set.iter().filter(|(_, open)| *open).count() * items.len();
+        if grown > MAX_PREFIXES {
+            break;
+        }
+        let mut next = Vec::with_capacity(grown);
+        for (p, open) in set {
+            if !open {
+                next.push((p, false));
+                continue;
+            }
+            for (e, e_open) in &items {
+                next.push((format!("{p}{e}"), *e_open));
+            }
+        }
+        set = next;
+        i += used;
+    }
+    let complete = i == b.len();
+    Some((set.into_iter().map(|(p, open)| (p, open && complete)).collect(), i))
+}
+
+/// Whether `s` has a `|` outside any group or class.
+fn top_level_bar(s: &str) -> bool {
+    let (mut depth, mut class, mut esc) = (0usize, false, false);
+    for c in s.bytes() {
+        if esc {
+            esc = false;
+            continue;
+        }
+        match c {
+            b'\\' => esc = true,
+            b'[' if !class => class = true,
+            b']' if class => class = false,
+            b'(' if !class => depth += 1,
+            b')' if !class => depth = depth.saturating_sub(1),
+            b'|' if !class && depth == 0 => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// How a rule's regex is run (decided once, from its source and keywords).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Anchor {
+    /// Every match starts at a keyword hit: tried there, anchored. The bool
+    /// says the regex starts with `\b`, checked by hand.
+    Keyword(bool),
+    /// Every match starts at a line start (`(?m)^...`): tried, anchored,
+    /// at the line starts inside the windows around keyword hits.
+    LineStart,
+    /// Searched inside the windows around keyword hits.
+    Window,
+}
+
+/// The anchor of a rule and the source of its anchored form (`\A`, so
+/// that the regex engine stops as soon as no thread is left).
+fn anchored_form(src: &str, keywords: &[String]) -> (Anchor, Option<String>) {
     let (flags, rest) = match src.strip_prefix("(?") {
         Some(r) if r.find(')').is_some_and(|i| r[..i].chars().all(|c| c.is_ascii_alphabetic())) => {
-            let i = r.find(')')?;
+            let i = r.find(')').expect("checked");
             (&src[..i + 3], &r[i + 1..])
         }
         _ => ("", src),
     };
+    if flags.contains('x') || top_level_bar(rest) {
+        return (Anchor::Window, None);
+    }
+    if flags.contains('m') && rest.starts_with('^') {
+        return (Anchor::LineStart, Some(format!("{flags}\\A(?:{rest})")));
+    }
     let (wb, rest) = match rest.strip_prefix("\\b") {
         Some(r) => (true, r),
         None => (false, rest),
     };
-    let lits = leading_literals(rest)?;
+    let Some(lits) = leading_literals(rest) else { return (Anchor::Window, None) };
     let ok = lits.iter().all(|l| {
         let l = l.to_ascii_lowercase();
         keywords.iter().any(|k| l.starts_with(&k.to_ascii_lowercase()))
     });
-    ok.then(|| (format!("{flags}^(?:{rest})"), wb))
+    if ok {
+        (Anchor::Keyword(wb), Some(format!("{flags}\\A(?:{rest})")))
+    } else {
+        (Anchor::Window, None)
+    }
 }
 
 impl Ruleset {
@@ -206,16 +320,13 @@ impl Ruleset {
                 }
                 keyword_rules[idx].push(i);
             }
-            let (anchored_src, leading_wb) = match anchored_form(&r.regex, &r.keywords) {
-                Some((src, wb)) => (Some(src), wb),
-                None => (None, false),
-            };
+            let (anchor, anchored_src) = anchored_form(&r.regex, &r.keywords);
             let multiline = ["\\n", "(?s", "(?m", "(?is", "(?im", "[\\s\\S]"].iter().any(|m| r.regex.contains(m));
             rules.push(CompiledRule {
                 src: r.regex.clone(),
+                anchor,
                 anchored_src,
                 compiled: OnceLock::new(),
-                leading_wb,
                 multiline,
                 id: r.id.clone(),
                 propagate: r.kind == crate::pack_api::RuleKind::Secret,
@@ -339,17 +450,20 @@ impl Ruleset {
 
     fn scan_plain(&self, text: &str, custom: &[Finding], lenient: bool) -> Vec<Span> {
         let mut spans = Vec::new();
-        // windows per rule: rule index → list of (start, end)
-        let mut windows: BTreeMap<usize, Vec<(usize, usize)>> = BTreeMap::new();
-        let mut starts: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        // Per rule: keyword hit starts (keyword-anchored rules) or merged
+        // windows (the others), in text order.
+        let mut found: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.rules.len()];
         if let Some(ac) = &self.keywords {
             for m in ac.find_overlapping_iter(text) {
                 for &ri in &self.keyword_rules[m.pattern().as_usize()] {
-                    if self.rules[ri].anchored_src.is_some() {
-                        starts.entry(ri).or_default().push(m.start());
+                    let rule = &self.rules[ri];
+                    let list = &mut found[ri];
+                    if let Anchor::Keyword(_) = rule.anchor {
+                        if list.last() != Some(&(m.start(), m.start())) {
+                            list.push((m.start(), m.start()));
+                        }
                         continue;
                     }
-                    let rule = &self.rules[ri];
                     let w = rule.window;
                     let mut s = m.start().saturating_sub(w.min(WINDOW_BEFORE));
                     let mut e = m.end().saturating_add(w).min(text.len());
@@ -362,7 +476,6 @@ impl Ruleset {
                     }
                     let s = floor_boundary(text, s);
                     let e = ceil_boundary(text, e);
-                    let list = windows.entry(ri).or_default();
                     match list.last_mut() {
                         Some(last) if s <= last.1 => {
                             last.0 = last.0.min(s);
@@ -374,33 +487,56 @@ impl Ruleset {
             }
         }
         for &ri in &self.unanchored {
-            windows.insert(ri, vec![(0, text.len())]);
+            found[ri] = vec![(0, text.len())];
         }
         let mut propagate: Vec<(String, String)> = Vec::new();
-        for (ri, mut list) in starts {
+        // Keyword-anchored rules first, then the others (the order decides
+        // which rule id names a span two rules found).
+        let order = (0..self.rules.len())
+            .filter(|&ri| matches!(self.rules[ri].anchor, Anchor::Keyword(_)))
+            .chain((0..self.rules.len()).filter(|&ri| !matches!(self.rules[ri].anchor, Anchor::Keyword(_))));
+        for ri in order {
             let rule = &self.rules[ri];
-            if lenient && rule.strict_only {
+            let list = &found[ri];
+            if list.is_empty() || (lenient && rule.strict_only) {
                 continue;
             }
-            list.dedup();
             let before = spans.len();
-            for h in list {
-                self.try_at(text, rule, h, &mut spans);
-            }
-            if rule.propagate {
-                for s in &spans[before..] {
-                    propagate.push((text[s.start..s.end].to_string(), s.rule.clone()));
+            match rule.anchor {
+                Anchor::Keyword(_) => {
+                    for &(h, _) in list {
+                        self.try_at(text, rule, h, &mut spans);
+                    }
                 }
-            }
-        }
-        for (ri, list) in windows {
-            let rule = &self.rules[ri];
-            if lenient && rule.strict_only {
-                continue;
-            }
-            let before = spans.len();
-            for (ws, we) in list {
-                self.scan_window(text, rule, ws, we, &mut spans);
+                Anchor::LineStart => {
+                    let b = text.as_bytes();
+                    let mut done = 0;
+                    for &(ws, we) in list {
+                        let mut ls = ws;
+                        if ls > 0 && b[ls - 1] != b'\n' {
+                            match memchr::memchr(b'\n', &b[ls..we]) {
+                                Some(p) => ls += p + 1,
+                                None => continue,
+                            }
+                        }
+                        while ls < we {
+                            if ls >= done {
+                                if let Some(end) = self.try_at(text, rule, ls, &mut spans) {
+                                    done = end;
+                                }
+                            }
+                            match memchr::memchr(b'\n', &b[ls..we]) {
+                                Some(p) => ls += p + 1,
+                                None => break,
+                            }
+                        }
+                    }
+                }
+                Anchor::Window => {
+                    for &(ws, we) in list {
+                        self.scan_window(text, rule, ws, we, &mut spans);
+                    }
+                }
             }
             if rule.propagate {
                 for s in &spans[before..] {
@@ -467,19 +603,20 @@ impl Ruleset {
         }
     }
 
-    /// Tries an anchored rule at keyword hit `h`.
-    fn try_at(&self, text: &str, rule: &CompiledRule, h: usize, out: &mut Vec<Span>) {
+    /// Tries an anchored rule at `h` (a keyword hit or a line start);
+    /// returns where its match ended, if it matched.
+    fn try_at(&self, text: &str, rule: &CompiledRule, h: usize, out: &mut Vec<Span>) -> Option<usize> {
         let b = text.as_bytes();
         let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-        if rule.leading_wb && h > 0 && word(b[h - 1]) == word(b[h]) {
-            return;
+        if rule.anchor == Anchor::Keyword(true) && h > 0 && word(b[h - 1]) == word(b[h]) {
+            return None;
         }
-        let Some((_, Some(re))) = self.regexes(rule) else { return };
+        let Some((_, Some(re))) = self.regexes(rule) else { return None };
         // Anchored: the regex stops where the match stops, so a generous
         // slice costs nothing.
         let mut end = ceil_boundary(text, (h + rule.window.max(4096)).min(text.len()));
         loop {
-            let Some(caps) = re.captures(&text[h..end]) else { return };
+            let caps = re.captures(&text[h..end])?;
             let whole = caps.get(0).expect("group 0");
             // Cut by the end of the slice: look further and try again.
             if h + whole.end() == end && end < text.len() {
@@ -491,7 +628,7 @@ impl Ruleset {
                     out.push(Span { start: h + g.start(), end: h + g.end(), rule: rule.id.clone() });
                 }
             }
-            return;
+            return Some(h + whole.end());
         }
     }
 
@@ -574,26 +711,52 @@ fn visible_view(text: &str) -> Option<(String, Vec<usize>)> {
     Some((view, back))
 }
 
+/// Bytes of a found value the propagation automaton is built from.
+const PROPAGATE_PREFIX: usize = 12;
+
 /// Every other occurrence of a value already found to be a secret is a
 /// secret too: a token caught in `TOKEN=...` is also caught where the same
-/// text prints it bare (a stack trace, a CSV cell). One Aho-Corasick pass
-/// over the text for the values found, only when some were found; values
-/// under 8 bytes are not propagated (too likely to be ordinary words).
+/// text prints it bare (a stack trace, a CSV cell). Values under 8 bytes
+/// are not propagated (too likely to be ordinary words).
+///
+/// One overlapping Aho-Corasick pass over the text finds the first
+/// [`PROPAGATE_PREFIX`] bytes of every value; each hit is then compared
+/// with the whole values sharing that prefix (the longest that matches
+/// wins). Building the automaton from short prefixes instead of whole
+/// values keeps its cost low when a dense text yields thousands of values.
 fn propagate_values(text: &str, found: &[(String, String)], spans: &mut Vec<Span>) {
     let mut values: Vec<&(String, String)> = found.iter().filter(|(v, _)| v.len() >= 8).collect();
     if values.is_empty() {
         return;
     }
-    values.sort();
+    // Longest first within a prefix, so the first value that matches wins.
+    values.sort_by(|a, b| a.0.as_bytes()[..PROPAGATE_PREFIX.min(a.0.len())].cmp(&b.0.as_bytes()[..PROPAGATE_PREFIX.min(b.0.len())]).then(b.0.len().cmp(&a.0.len())).then(a.cmp(b)));
     values.dedup_by(|a, b| a.0 == b.0);
-    let Ok(ac) = AhoCorasickBuilder::new()
-        .match_kind(MatchKind::LeftmostLongest)
-        .build(values.iter().map(|(v, _)| v.as_str()))
-    else {
+    let prefix = |v: &str| -> String {
+        let mut n = PROPAGATE_PREFIX.min(v.len());
+        while !v.is_char_boundary(n) {
+            n -= 1;
+        }
+        v[..n].to_string()
+    };
+    // prefix → the range of `values` that share it
+    let mut prefixes: Vec<(String, std::ops::Range<usize>)> = Vec::new();
+    for (i, (v, _)) in values.iter().enumerate() {
+        let p = prefix(v);
+        match prefixes.last_mut() {
+            Some((last, r)) if *last == p => r.end = i + 1,
+            _ => prefixes.push((p, i..i + 1)),
+        }
+    }
+    let Ok(ac) = AhoCorasickBuilder::new().match_kind(MatchKind::Standard).build(prefixes.iter().map(|(p, _)| p.as_str())) else {
         return;
     };
-    for m in ac.find_iter(text) {
-        spans.push(Span { start: m.start(), end: m.end(), rule: values[m.pattern().as_usize()].1.clone() });
+    for m in ac.find_overlapping_iter(text) {
+        let rest = &text.as_bytes()[m.start()..];
+        let range = prefixes[m.pattern().as_usize()].1.clone();
+        if let Some((v, rule)) = values[range].iter().map(|e| (&e.0, &e.1)).find(|(v, _)| rest.starts_with(v.as_bytes())) {
+            spans.push(Span { start: m.start(), end: m.start() + v.len(), rule: rule.clone() });
+        }
     }
 }
 
@@ -702,15 +865,34 @@ mod tests {
     #[test]
     fn anchored_forms() {
         let kw = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(anchored_form(r"\b(ghp_[A-Za-z0-9]{36})\b", &kw(&["ghp_"])), Some((r"^(?:(ghp_[A-Za-z0-9]{36})\b)".into(), true)));
-        assert!(anchored_form(r"\b((?:ghp|gho)_[A-Za-z0-9]{36})\b", &kw(&["ghp_", "gho_"])).is_none(), "`ghp` alone is no keyword");
-        assert!(anchored_form(r"\b(NRAK-[A-Z]{3}|[a-f0-9]{36}NRAL)\b", &kw(&["nrak-", "nral"])).is_none(), "one alternative has no literal");
-        assert!(anchored_form(r"\b(NRAK-[A-Z]{3}|NRJS-[a-f]{3})\b", &kw(&["nrak-", "nrjs-"])).is_some());
-        assert!(anchored_form(r"\b((?:ghp_|gho_)[A-Za-z0-9]{36})\b", &kw(&["ghp_", "gho_"])).is_some());
-        assert!(anchored_form(r"(?i)password=(\S+)", &kw(&["password"])).is_some());
-        assert!(anchored_form(r"(?i)[A-Z_]*password=(\S+)", &kw(&["password"])).is_none());
-        assert!(anchored_form(r"\b(sk\.eyJ[A-Za-z0-9_\-]{50,})", &kw(&["sk.eyj"])).is_some());
-        assert!(anchored_form(r"\b(x+yz)", &kw(&["x"])).is_none());
+        let anchor = |re: &str, k: &[&str]| anchored_form(re, &kw(k)).0;
+        assert_eq!(anchored_form(r"\b(ghp_[A-Za-z0-9]{36})\b", &kw(&["ghp_"])), (Anchor::Keyword(true), Some(r"\A(?:(ghp_[A-Za-z0-9]{36})\b)".into())));
+        assert_eq!(anchor(r"\b((?:ghp|gho)_[A-Za-z0-9]{36})\b", &["ghp_", "gho_"]), Anchor::Keyword(true), "expanded to ghp_ and gho_");
+        assert_eq!(anchor(r"\b((?:ghp|gho)_[A-Za-z0-9]{36})\b", &["ghp_"]), Anchor::Window, "gho_ is no keyword");
+        assert_eq!(anchor(r"\b(NRAK-[A-Z]{3}|[a-f0-9]{36}NRAL)\b", &["nrak-", "nral"]), Anchor::Window, "one alternative has no literal");
+        assert_eq!(anchor(r"\b(NRAK-[A-Z]{3}|NRJS-[a-f]{3})\b", &["nrak-", "nrjs-"]), Anchor::Keyword(true));
+        assert_eq!(anchor(r"(?i)password=(\S+)", &["password"]), Anchor::Keyword(false));
+        assert_eq!(anchor(r"(?i)[A-Z_]*password=(\S+)", &["password"]), Anchor::Window);
+        assert_eq!(anchor(r"\b(sk\.eyJ[A-Za-z0-9_\-]{50,})", &["sk.eyj"]), Anchor::Keyword(true));
+        assert_eq!(anchor(r"\b(x+yz)", &["x"]), Anchor::Window);
+        assert_eq!(anchor(r"\b(xox[abp]-[0-9]{10})", &["xoxa-", "xoxb-", "xoxp-"]), Anchor::Keyword(true));
+        assert_eq!(anchor(r"\b(xox[a-p]-[0-9]{10})", &["xoxa-", "xoxb-"]), Anchor::Window, "ranges are not expanded");
+        assert_eq!(anchor(r"(?i)api[_\-]?key=(\S+)", &["api_key", "api-key", "apikey"]), Anchor::Keyword(false));
+        assert_eq!(anchor(r"(?i)api[_\-]?key=(\S+)", &["api_key", "api-key"]), Anchor::Window, "apikey is no keyword");
+        assert_eq!(anchor(r"(?:/home|/Users)/(\w+)", &["/home/", "/users/"]), Anchor::Keyword(false));
+        assert_eq!(anchor(r"abc|xyz", &["abc"]), Anchor::Window, "a top-level alternative without a keyword");
+        assert_eq!(anchor(r"\babc|xyz", &["abc", "xyz"]), Anchor::Window, "\\b belongs to the first alternative only");
+        assert_eq!(anchor(r"(?m)^\s*token:\s*(\S+)", &["token:"]), Anchor::LineStart);
+        assert_eq!(anchor(r"(?m)^a|b", &["a", "b"]), Anchor::Window);
+        assert_eq!(anchor(r"^\s*token:\s*(\S+)", &["token:"]), Anchor::Window, "^ without (?m) is the text start");
+    }
+
+    #[test]
+    fn line_start_rules_find_what_a_search_finds() {
+        let rs = Ruleset::compile(&set(vec![rule("ini", r"(?im)^\s*[a-z_]*password\s*=\s*(\S{6,})\s*$", &["password"], 1)])).unwrap();
+        let text = "[db]\nhost = x\n  DB_PASSWORD = hunter2hunter\nx password = nope nope\npassword=abcdefgh\n";
+        let found: Vec<&str> = rs.scan(text, &[]).iter().map(|s| &text[s.start..s.end]).collect();
+        assert_eq!(found, ["hunter2hunter", "abcdefgh"]);
     }
 
     #[test]

@@ -234,7 +234,7 @@ fn main() {
     for (label, data) in [("clean service log", &clean), ("secret-dense file", &secrets)] {
         let in_proc = time_n(reps.min(3), || {
             let mut sink = Vec::with_capacity(data.len() + 1024);
-            io::redact_stream(&s, s.default_pack(), &data[..], &mut sink, 256 << 10).unwrap();
+            io::redact_stream(&s, s.default_pack(), &data[..], &mut sink, io::REDACT_CHUNK).unwrap();
         });
         let ours = time_n(reps.min(3), || {
             run_process(Command::new(&cli).arg("redact"), data);

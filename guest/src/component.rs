@@ -73,7 +73,7 @@ impl Guest for Component {
 crate::export!(Component with_types_in crate);
 
 /// Build-time pre-initialisation (wizer, run by `xtask`): builds the
-/// o200k tokenizer tables, which the build then snapshots into the
+/// o200k tokenizer tables (and the small static automata), which the build then snapshots into the
 /// component's memory image, so that a fresh instance starts with them
 /// instead of spending ~100 ms building them on its first count. The
 /// export is removed from the snapshot.
@@ -81,6 +81,9 @@ crate::export!(Component with_types_in crate);
 pub extern "C" fn wizer_initialize() {
     INIT.store(true, Ordering::Relaxed);
     crate::tokenizer::Tokenizer::get(crate::api::Encoding::O200kBase).warm();
+    // The static word automata of defanging and error lines, too.
+    let _ = crate::defang::edits("warm");
+    let _ = crate::error_lines::find("warm");
     INIT.store(false, Ordering::Relaxed);
 }
 

@@ -29,13 +29,41 @@ fn engines() -> (GeneralPurpose, GeneralPurpose) {
     (GeneralPurpose::new(&alphabet::STANDARD, cfg), GeneralPurpose::new(&alphabet::URL_SAFE, cfg))
 }
 
-fn is_delim(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'`' | b'<' | b'>' | b',' | b';' | b'(' | b')' | b'[' | b']' | b'{' | b'}')
-}
+/// Byte classes, looked up once per byte (the scan runs over every byte of
+/// every text, so it is a table, not a chain of comparisons).
+const DELIM: u8 = 1;
+const B64: u8 = 2;
+const UPPER: u8 = 4;
+const LOWER: u8 = 8;
+const URL_SAFE: u8 = 16;
+const ESCAPE: u8 = 32;
 
-fn is_b64(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_')
-}
+const CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let delims = b" \t\n\r\"'`<>,;()[]{}";
+    let mut i = 0;
+    while i < delims.len() {
+        t[delims[i] as usize] = DELIM;
+        i += 1;
+    }
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        if b.is_ascii_uppercase() {
+            t[c] = B64 | UPPER;
+        } else if b.is_ascii_lowercase() {
+            t[c] = B64 | LOWER;
+        } else if b.is_ascii_digit() || b == b'+' || b == b'/' {
+            t[c] = B64;
+        } else if b == b'-' || b == b'_' {
+            t[c] = B64 | URL_SAFE;
+        } else if b == b'%' || b == b'\\' {
+            t[c] = ESCAPE;
+        }
+        c += 1;
+    }
+    t
+};
 
 fn printable(s: &str) -> bool {
     let n = s.chars().count();
@@ -51,42 +79,51 @@ pub fn encoded_secrets(text: &str, inner: impl Fn(&str) -> Option<String>) -> Ve
     let mut budget = MAX_DECODED;
     let mut i = 0;
     while i < b.len() && budget > 0 {
-        if is_delim(b[i]) {
+        if CLASS[b[i] as usize] & DELIM != 0 {
             i += 1;
             continue;
         }
+        // One token: its base64 runs (16+ characters, both cases: hashes
+        // and ids are one case) and whether it holds escapes.
         let start = i;
-        while i < b.len() && !is_delim(b[i]) {
+        let mut escapes = false;
+        let mut runs: Vec<(usize, usize, bool)> = Vec::new();
+        while i < b.len() {
+            let c = CLASS[b[i] as usize];
+            if c & DELIM != 0 {
+                break;
+            }
+            if c & B64 == 0 {
+                escapes |= c & ESCAPE != 0;
+                i += 1;
+                continue;
+            }
+            let rs = i;
+            let mut seen = c;
             i += 1;
+            while let Some(&x) = b.get(i) {
+                let c = CLASS[x as usize];
+                if c & B64 == 0 {
+                    break;
+                }
+                seen |= c;
+                i += 1;
+            }
+            if i - rs >= MIN_RUN && seen & (UPPER | LOWER) == UPPER | LOWER {
+                runs.push((rs, i, seen & URL_SAFE != 0));
+            }
         }
         let tok = start..i;
         if tok.len() < MIN_RUN || tok.len() > MAX_TOKEN {
             continue;
         }
-        // Base64 runs inside the token.
-        let mut j = tok.start;
-        while j < tok.end {
-            if !is_b64(b[j]) {
-                j += 1;
-                continue;
-            }
-            let rs = j;
-            while j < tok.end && is_b64(b[j]) {
-                j += 1;
-            }
+        for (rs, j, url_safe) in runs {
             let mut re = j;
             while re < tok.end && re - j < 2 && b[re] == b'=' {
                 re += 1;
             }
-            let run = &b[rs..j];
-            // Hashes and ids (hex, lower-case, upper-case) are not base64 of
-            // text, which mixes cases: skip them without decoding.
-            let mixed = run.iter().any(u8::is_ascii_uppercase) && run.iter().any(u8::is_ascii_lowercase);
-            if run.len() < MIN_RUN || !mixed {
-                continue;
-            }
-            let engine = if run.iter().any(|&c| c == b'-' || c == b'_') { &url } else { &std };
-            let Ok(decoded) = engine.decode(run) else { continue };
+            let engine = if url_safe { &url } else { &std };
+            let Ok(decoded) = engine.decode(&b[rs..j]) else { continue };
             budget = budget.saturating_sub(decoded.len());
             if let Ok(d) = std::str::from_utf8(&decoded) {
                 if printable(d) {
@@ -95,6 +132,9 @@ pub fn encoded_secrets(text: &str, inner: impl Fn(&str) -> Option<String>) -> Ve
                     }
                 }
             }
+        }
+        if !escapes {
+            continue;
         }
         // Percent-encoding and backslash escapes: unescape the token.
         let t = &text[tok.clone()];

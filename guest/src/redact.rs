@@ -34,6 +34,13 @@ pub const DEFAULT_WINDOW: usize = 256;
 /// keyword (a variable name's prefix, a URL scheme, a hex body before a
 /// suffix keyword). Small, so that sporadic hits scan little text.
 pub const WINDOW_BEFORE: usize = 128;
+/// Texts at least this long are scanned with a DFA of the keywords. The
+/// contiguous NFA used otherwise is ~0.4 MiB smaller per instance (which
+/// counts with a thousand tenants, each calling with small outputs); the
+/// DFA makes the keyword pass about twice as fast, which counts on large
+/// outputs and streams (BENCHMARKS.md). An instance builds it once, on its
+/// first large text.
+pub const DFA_MIN_TEXT: usize = 1 << 20;
 /// Marker prefix of a replacement; never itself treated as a secret.
 pub const REDACTED_PREFIX: &str = "[REDACTED:";
 
@@ -45,10 +52,11 @@ struct CompiledRule {
     /// Source of the regex; compiled on the rule's first keyword hit (most
     /// rules never hit in a given call, and a pack has hundreds).
     src: String,
-    /// Where matches can start; see [`Anchor`].
-    anchor: Anchor,
-    /// Source of the `\A`-anchored form, for anchored tries.
-    anchored_src: Option<String>,
+    /// Lower-case keywords.
+    keywords: Vec<String>,
+    /// Where matches can start (see [`Anchor`]) and the source of the
+    /// `\A`-anchored form; worked out on the rule's first keyword hit.
+    plan: OnceLock<(Anchor, Option<String>)>,
     compiled: OnceLock<Option<(Regex, Option<Regex>)>>,
     /// The regex can match across lines (`\n`, `(?s)`, `(?m)`, `[\s\S]`);
     /// other rules only look at the line of their keyword hit.
@@ -56,19 +64,47 @@ struct CompiledRule {
     secret_group: usize,
     entropy: Option<f32>,
     window: usize,
-    allow: Vec<Regex>,
+    /// Allowlist regexes, compiled on the rule's first candidate.
+    allow: Lazy,
     stopwords: Vec<String>,
+}
+
+/// Regexes compiled on first use: most rules never produce a candidate
+/// in a given instance, and compiling a pack's allowlists up front cost
+/// about a third of a fresh instance's start (BENCHMARKS.md).
+struct Lazy {
+    what: String,
+    src: Vec<String>,
+    compiled: OnceLock<Result<Vec<Regex>, String>>,
+}
+
+impl Lazy {
+    fn new(what: String, src: &[String]) -> Self {
+        Self { what, src: src.to_vec(), compiled: OnceLock::new() }
+    }
+
+    fn get(&self) -> Result<&[Regex], String> {
+        self.compiled
+            .get_or_init(|| self.src.iter().map(|a| compile_regex(&self.what, a)).collect())
+            .as_deref()
+            .map_err(Clone::clone)
+    }
 }
 
 /// A pack's rules, compiled.
 pub struct Ruleset {
     rules: Vec<CompiledRule>,
     keywords: Option<AhoCorasick>,
+    /// The same keywords as a DFA, built on the first text of at least
+    /// [`DFA_MIN_TEXT`] bytes (see there).
+    keywords_dfa: OnceLock<Option<AhoCorasick>>,
+    /// The keyword patterns, kept to build the DFA.
+    patterns: Vec<String>,
     /// keyword pattern index → rule indices
     keyword_rules: Vec<Vec<usize>>,
     /// rules that run everywhere
     unanchored: Vec<usize>,
-    global_allow: Vec<Regex>,
+    global_allow: Lazy,
     global_stop: Option<AhoCorasick>,
     roots: Option<AhoCorasick>,
     error: Mutex<Option<String>>,
@@ -295,23 +331,18 @@ impl Ruleset {
     /// Compiles a rule set; errors name the rule.
     pub fn compile(set: &RuleSet) -> Result<Self, String> {
         let mut rules = Vec::with_capacity(set.rules.len());
-        let mut kw_index: BTreeMap<String, usize> = BTreeMap::new();
+        let mut kw_index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
         let mut unanchored = Vec::new();
         for (i, r) in set.rules.iter().enumerate() {
-            let what = format!("rule `{}`", r.id);
-            let allow = r
-                .allow_regexes
-                .iter()
-                .map(|a| compile_regex(&format!("{what} allowlist"), a))
-                .collect::<Result<Vec<_>, _>>()?;
+            let allow = Lazy::new(format!("rule `{}` allowlist", r.id), &r.allow_regexes);
             if r.keywords.is_empty() {
                 unanchored.push(i);
             }
             for k in &r.keywords {
                 let k = k.to_ascii_lowercase();
                 if k.is_empty() {
-                    return Err(format!("{what}: empty keyword"));
+                    return Err(format!("rule `{}`: empty keyword", r.id));
                 }
                 let next = kw_index.len();
                 let idx = *kw_index.entry(k).or_insert(next);
@@ -320,12 +351,11 @@ impl Ruleset {
                 }
                 keyword_rules[idx].push(i);
             }
-            let (anchor, anchored_src) = anchored_form(&r.regex, &r.keywords);
             let multiline = ["\\n", "(?s", "(?m", "(?is", "(?im", "[\\s\\S]"].iter().any(|m| r.regex.contains(m));
             rules.push(CompiledRule {
                 src: r.regex.clone(),
-                anchor,
-                anchored_src,
+                keywords: r.keywords.iter().map(|k| k.to_ascii_lowercase()).collect(),
+                plan: OnceLock::new(),
                 compiled: OnceLock::new(),
                 multiline,
                 id: r.id.clone(),
@@ -340,31 +370,24 @@ impl Ruleset {
         }
         let mut patterns: Vec<(String, usize)> = kw_index.into_iter().collect();
         patterns.sort_by_key(|(_, i)| *i);
+        let patterns: Vec<String> = patterns.into_iter().map(|(k, _)| k).collect();
         let keywords = if patterns.is_empty() {
             None
         } else {
-            Some(
-                AhoCorasickBuilder::new()
-                    .ascii_case_insensitive(true)
-                    .match_kind(MatchKind::Standard)
-                    .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
-                    .build(patterns.iter().map(|(k, _)| k.as_str()))
-                    .map_err(|e| format!("keywords: {e}"))?,
-            )
+            Some(keyword_automaton(&patterns, aho_corasick::AhoCorasickKind::ContiguousNFA).map_err(|e| format!("keywords: {e}"))?)
         };
-        let global_allow = set
-            .allow_regexes
-            .iter()
-            .map(|a| compile_regex("global allowlist", a))
-            .collect::<Result<Vec<_>, _>>()?;
+        let global_allow = Lazy::new("global allowlist".into(), &set.allow_regexes);
         let global_stop = literal_automaton(&set.stopwords, true, MatchKind::Standard, "global stopwords")?;
         let roots = literal_automaton(&set.path_roots, false, MatchKind::LeftmostLongest, "path roots")?;
-        Ok(Self { rules, keywords, keyword_rules, unanchored, global_allow, global_stop, roots, error: Mutex::new(None) })
+        Ok(Self { rules, keywords, keywords_dfa: OnceLock::new(), patterns, keyword_rules, unanchored, global_allow, global_stop, roots, error: Mutex::new(None) })
     }
 
     /// Compiles every rule's regex now (pack builds and checks); the
     /// pipeline otherwise compiles each on first use.
     pub fn compile_all(&self) -> Result<(), String> {
+        for l in self.rules.iter().map(|r| &r.allow).chain([&self.global_allow]) {
+            l.get()?;
+        }
         for r in &self.rules {
             self.regexes(r);
         }
@@ -377,6 +400,10 @@ impl Ruleset {
         self.error.lock().map(|e| e.clone()).unwrap_or(None)
     }
 
+    fn plan<'r>(&self, rule: &'r CompiledRule) -> &'r (Anchor, Option<String>) {
+        rule.plan.get_or_init(|| anchored_form(&rule.src, &rule.keywords))
+    }
+
     fn regexes<'r>(&self, rule: &'r CompiledRule) -> Option<&'r (Regex, Option<Regex>)> {
         rule.compiled
             .get_or_init(|| {
@@ -385,7 +412,7 @@ impl Ruleset {
                     if rule.secret_group >= re.captures_len() {
                         return Err(format!("{what}: secret-group {} does not exist", rule.secret_group));
                     }
-                    let anchored = rule.anchored_src.as_deref().map(|a| compile_regex(&what, a)).transpose()?;
+                    let anchored = self.plan(rule).1.as_deref().map(|a| compile_regex(&what, a)).transpose()?;
                     Ok((re, anchored))
                 });
                 match built {
@@ -453,12 +480,20 @@ impl Ruleset {
         // Per rule: keyword hit starts (keyword-anchored rules) or merged
         // windows (the others), in text order.
         let mut found: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.rules.len()];
-        if let Some(ac) = &self.keywords {
+        let ac = if text.len() >= DFA_MIN_TEXT {
+            self.keywords_dfa
+                .get_or_init(|| keyword_automaton(&self.patterns, aho_corasick::AhoCorasickKind::DFA).ok())
+                .as_ref()
+                .or(self.keywords.as_ref())
+        } else {
+            self.keywords.as_ref()
+        };
+        if let Some(ac) = ac {
             for m in ac.find_overlapping_iter(text) {
                 for &ri in &self.keyword_rules[m.pattern().as_usize()] {
                     let rule = &self.rules[ri];
                     let list = &mut found[ri];
-                    if let Anchor::Keyword(_) = rule.anchor {
+                    if let Anchor::Keyword(_) = self.plan(rule).0 {
                         if list.last() != Some(&(m.start(), m.start())) {
                             list.push((m.start(), m.start()));
                         }
@@ -492,17 +527,17 @@ impl Ruleset {
         let mut propagate: Vec<(String, String)> = Vec::new();
         // Keyword-anchored rules first, then the others (the order decides
         // which rule id names a span two rules found).
-        let order = (0..self.rules.len())
-            .filter(|&ri| matches!(self.rules[ri].anchor, Anchor::Keyword(_)))
-            .chain((0..self.rules.len()).filter(|&ri| !matches!(self.rules[ri].anchor, Anchor::Keyword(_))));
-        for ri in order {
+        let keyword_anchored = |ri: &usize| matches!(self.plan(&self.rules[*ri]).0, Anchor::Keyword(_));
+        let hit: Vec<usize> = (0..self.rules.len()).filter(|&ri| !found[ri].is_empty()).collect();
+        let order = hit.iter().filter(|ri| keyword_anchored(ri)).chain(hit.iter().filter(|ri| !keyword_anchored(ri)));
+        for &ri in order {
             let rule = &self.rules[ri];
             let list = &found[ri];
-            if list.is_empty() || (lenient && rule.strict_only) {
+            if lenient && rule.strict_only {
                 continue;
             }
             let before = spans.len();
-            match rule.anchor {
+            match self.plan(rule).0 {
                 Anchor::Keyword(_) => {
                     for &(h, _) in list {
                         self.try_at(text, rule, h, &mut spans);
@@ -608,7 +643,7 @@ impl Ruleset {
     fn try_at(&self, text: &str, rule: &CompiledRule, h: usize, out: &mut Vec<Span>) -> Option<usize> {
         let b = text.as_bytes();
         let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-        if rule.anchor == Anchor::Keyword(true) && h > 0 && word(b[h - 1]) == word(b[h]) {
+        if self.plan(rule).0 == Anchor::Keyword(true) && h > 0 && word(b[h - 1]) == word(b[h]) {
             return None;
         }
         let Some((_, Some(re))) = self.regexes(rule) else { return None };
@@ -650,8 +685,22 @@ impl Ruleset {
                 return false;
             }
         }
-        !rule.allow.iter().chain(self.global_allow.iter()).any(|a| a.is_match(secret))
+        let allow = |l: &Lazy| match l.get() {
+            Ok(list) => list.iter().any(|a| a.is_match(secret)),
+            Err(e) => {
+                if let Ok(mut slot) = self.error.lock() {
+                    slot.get_or_insert(e.clone());
+                }
+                false
+            }
+        };
+        !allow(&rule.allow) && !allow(&self.global_allow)
     }
+}
+
+/// The keyword automaton: ASCII case-insensitive, overlapping matches.
+fn keyword_automaton(patterns: &[String], kind: aho_corasick::AhoCorasickKind) -> Result<AhoCorasick, aho_corasick::BuildError> {
+    AhoCorasickBuilder::new().ascii_case_insensitive(true).match_kind(MatchKind::Standard).kind(Some(kind)).build(patterns)
 }
 
 /// An automaton over the non-empty `words`, or `None` when there are none.
@@ -663,6 +712,7 @@ fn literal_automaton(words: &[String], nocase: bool, kind: MatchKind, what: &str
     AhoCorasickBuilder::new()
         .ascii_case_insensitive(nocase)
         .match_kind(kind)
+        .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
         .build(words)
         .map(Some)
         .map_err(|e| format!("{what}: {e}"))
@@ -748,7 +798,11 @@ fn propagate_values(text: &str, found: &[(String, String)], spans: &mut Vec<Span
             _ => prefixes.push((p, i..i + 1)),
         }
     }
-    let Ok(ac) = AhoCorasickBuilder::new().match_kind(MatchKind::Standard).build(prefixes.iter().map(|(p, _)| p.as_str())) else {
+    let Ok(ac) = AhoCorasickBuilder::new()
+        .match_kind(MatchKind::Standard)
+        .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+        .build(prefixes.iter().map(|(p, _)| p.as_str()))
+    else {
         return;
     };
     for m in ac.find_overlapping_iter(text) {

@@ -6,7 +6,7 @@
 //!
 //! 1. Render the char-budget cut. If its byte length is within the budget,
 //!    it fits without tokenizing (a token is at least one byte).
-//! 2. Otherwise count. If it fits, done.
+//! 2. Otherwise count, stopping once over the budget. If it fits, done.
 //! 3. Otherwise measure the overhead (the render with no content), share the
 //!    rest between head and tail in the char budget's proportion, and find
 //!    the token boundaries from the start of the head and the end of the
@@ -48,8 +48,10 @@ pub fn fit<R: AsRef<str>>(
     if rendered.as_ref().len() <= budget {
         return Fitted { cut: initial, rendered, tokens: None, token_cut: false, whole_lines: initial_lines };
     }
-    let n = tok.count(rendered.as_ref());
-    if n <= budget {
+    // Counting stops once over the budget: a large text costs about
+    // `budget` tokens of work here, not its whole length.
+    if let Some(n) = tok.count_within(rendered.as_ref(), budget) {
+        let n = n.unwrap_or_else(|| tok.count(rendered.as_ref()));
         return Fitted { cut: initial, rendered, tokens: Some(n as u64), token_cut: false, whole_lines: initial_lines };
     }
     let empty = Cut { head_end: 0, tail_start: text.len() };

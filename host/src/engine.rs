@@ -47,6 +47,10 @@ pub fn engine_config() -> Config {
     c.epoch_interruption(true);
     c.max_wasm_stack(MAX_WASM_STACK);
     c.parallel_compilation(true);
+    // `perf` can then name wasm functions (BENCHMARKS.md, "Profiling").
+    if std::env::var_os("RESULT_SANITIZER_PERFMAP").is_some() {
+        c.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     c
 }
 

@@ -70,6 +70,11 @@ pub fn run_capped(cmd: &mut Command, cap: u64) -> Result<RunOutput> {
     Ok(RunOutput { output, status: Some(status) })
 }
 
+/// Bytes the CLI's `redact` sends per step. Each step also rescans the
+/// pipeline's overlap (64 KiB) from the step before, so larger chunks
+/// rescan less: 1 MiB keeps that under 7 % at about 3 MiB of guest memory.
+pub const REDACT_CHUNK: usize = 1 << 20;
+
 /// Streams `input` to `output` through the pipeline's `redact` step.
 /// Memory stays at about one chunk plus the pipeline's overlap.
 pub fn redact_stream(

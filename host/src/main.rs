@@ -12,7 +12,7 @@ use std::process::{Command, ExitCode};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use result_sanitizer::api::{self, Encoding, InputKind, Options, OutputFormat, ToolError};
-use result_sanitizer::io::{input_cap, read_capped, redact_stream, run_capped, MAX_MCP_INPUT};
+use result_sanitizer::io::{input_cap, read_capped, redact_stream, run_capped, MAX_MCP_INPUT, REDACT_CHUNK};
 use result_sanitizer::pack_build::RulesFile;
 use std::sync::Arc;
 
@@ -417,7 +417,7 @@ fn redact(file: &Option<PathBuf>, po: &PackOpts, limits: &LimitOpts) -> Result<(
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
     let (reader, _) = open_input(file)?;
     let stdout = io::stdout().lock();
-    redact_stream(&s, pack, reader, io::BufWriter::new(stdout), 256 << 10)?;
+    redact_stream(&s, pack, reader, io::BufWriter::new(stdout), REDACT_CHUNK)?;
     Ok(())
 }
 

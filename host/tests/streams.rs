@@ -8,16 +8,17 @@ use std::process::{Child, Command, Stdio};
 use aho_corasick::AhoCorasick;
 
 const GIB: usize = 1 << 30;
-const BLOCK: usize = 1 << 20;
-/// The CLI's `redact` reads 256 KiB chunks: a secret straddles each boundary.
-const CHUNK: usize = 256 << 10;
+const BLOCK: usize = 4 << 20;
+/// The CLI's `redact` reads chunks of this size: a secret straddles each
+/// boundary.
+const CHUNK: usize = result_sanitizer::io::REDACT_CHUNK;
 const SECRET: &[u8] = b"AKIAQ3EGRTZ7MBXK4WNP";
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_result-sanitizer"))
 }
 
-/// 1 MiB of service log with a secret across every 256 KiB boundary.
+/// 4 MiB of service log with a secret across every chunk boundary.
 fn block() -> Vec<u8> {
     let mut b = Vec::with_capacity(BLOCK);
     let mut i = 0u64;
@@ -108,8 +109,8 @@ impl<R: Read> Read for Counting<R> {
 fn a_gibibyte_through_redact_in_constant_memory_with_secrets_across_chunks() {
     let per_block = BLOCK / CHUNK;
     // The secret split at the very end of the stream is only a head.
-    let (_, s_small, m_small, rss_small) = redact(16 * BLOCK);
-    assert_eq!((s_small, m_small), (0, 16 * per_block - 1));
+    let (_, s_small, m_small, rss_small) = redact(4 * BLOCK);
+    assert_eq!((s_small, m_small), (0, 4 * per_block - 1));
 
     let (bytes, secrets, markers, rss) = redact(GIB);
     assert_eq!(secrets, 0, "a secret survived");
@@ -139,7 +140,7 @@ fn sanitize_stops_reading_a_gibibyte_at_the_byte_cap() {
     let taken = writer.join().unwrap();
     // The CLI read cap + 1 bytes and exited; the writer saw the pipe close
     // after at most a pipe buffer and one write more.
-    assert!(taken < cap + 2 * BLOCK, "the CLI took {taken} bytes");
+    assert!(taken < cap + (2 << 20), "the CLI took {taken} bytes");
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let rec = &v["_meta"]["result-sanitizer/record"];
     assert_eq!((&rec["byte_cap_hit"], &rec["truncated"]), (&true.into(), &true.into()), "{rec}");

@@ -56,6 +56,7 @@ pub mod redact;
 pub mod round;
 pub mod stream;
 pub mod text;
+pub mod token_bound;
 pub mod token_budget;
 pub mod tokenizer;
 pub mod triage;

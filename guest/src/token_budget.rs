@@ -4,8 +4,9 @@
 //! content. The check is exact on the rendered output, so marker digits and
 //! the re-tokenization at the joins are accounted for:
 //!
-//! 1. Render the char-budget cut. If its byte length is within the budget,
-//!    it fits without tokenizing (a token is at least one byte).
+//! 1. Render the char-budget cut. If its byte length is within the budget
+//!    (a token is at least one byte), or the upper bound of
+//!    [`crate::token_bound`] is, it fits without tokenizing.
 //! 2. Otherwise count, stopping once over the budget. If it fits, done.
 //! 3. Otherwise measure the overhead (the render with no content), share the
 //!    rest between head and tail in the char budget's proportion, and find
@@ -45,14 +46,11 @@ pub fn fit<R: AsRef<str>>(
 ) -> Fitted<R> {
     let budget = budget as usize;
     let rendered = render(initial);
-    if rendered.as_ref().len() <= budget {
-        return Fitted { cut: initial, rendered, tokens: None, token_cut: false, whole_lines: initial_lines };
-    }
-    // Counting stops once over the budget: a large text costs about
+    // Proved without tokenizing (byte length or bound), or counted, with
+    // counting stopped once over the budget: a large text costs about
     // `budget` tokens of work here, not its whole length.
     if let Some(n) = tok.count_within(rendered.as_ref(), budget) {
-        let n = n.unwrap_or_else(|| tok.count(rendered.as_ref()));
-        return Fitted { cut: initial, rendered, tokens: Some(n as u64), token_cut: false, whole_lines: initial_lines };
+        return Fitted { cut: initial, rendered, tokens: n.map(|n| n as u64), token_cut: false, whole_lines: initial_lines };
     }
     let empty = Cut { head_end: 0, tail_start: text.len() };
     let overhead = tok.count(render(empty).as_ref());

@@ -10,8 +10,9 @@
 //! practice costs a token rather than saves one.
 //!
 //! The tables (o200k: ~200 000 ranks) are built on first use, once per
-//! instance, and only when a byte length does not already prove that a
-//! text fits (a token is at least one byte).
+//! instance (or snapshotted at build time), and used only when neither the
+//! byte length (a token is at least one byte) nor the upper bound of
+//! [`crate::token_bound`] proves that a text fits.
 
 use tiktoken_rs::CoreBPE;
 
@@ -46,17 +47,30 @@ impl Tokenizer {
         }
     }
 
-    /// Tokens in `s`, or `None` when its byte length alone proves it has at
-    /// most `budget` tokens (then nothing is tokenized).
+    /// Whether `s` has at most `budget` tokens without tokenizing it: its
+    /// byte length proves it (a token is at least one byte), or else the
+    /// bound of [`crate::token_bound`] does.
+    pub fn proves_fit(&self, s: &str, budget: usize) -> bool {
+        s.len() <= budget || self.upper_bound(s) <= budget
+    }
+
+    /// At least as many tokens as [`Self::count`] returns (see
+    /// [`crate::token_bound`]); no tokenizing.
+    pub fn upper_bound(&self, s: &str) -> usize {
+        crate::token_bound::upper_bound(self.enc, s)
+    }
+
+    /// Tokens in `s`, or `None` when it is proved to have at most `budget`
+    /// tokens without tokenizing ([`Self::proves_fit`]).
     pub fn count_unless_fits(&self, s: &str, budget: usize) -> Option<usize> {
-        (s.len() > budget).then(|| self.count(s))
+        (!self.proves_fit(s, budget)).then(|| self.count(s))
     }
 
     /// Tokens in `s` when they are at most `budget`, else `None`; stops
     /// counting once over, so a huge text costs about `budget` tokens of
-    /// work. `Some` without counting when the byte length proves it.
+    /// work. `Some(None)` without counting when [`Self::proves_fit`].
     pub fn count_within(&self, s: &str, budget: usize) -> Option<Option<usize>> {
-        if s.len() <= budget {
+        if self.proves_fit(s, budget) {
             return Some(None);
         }
         let bpe = self.bpe();

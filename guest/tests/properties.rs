@@ -164,3 +164,39 @@ proptest! {
         prop_assert!(!out.message.contains(SECRET));
     }
 }
+
+/// Text built from the characters that decide piece and token boundaries:
+/// letters of both cases, digits (ASCII and of other scripts), apostrophes
+/// (contractions), spaces and newlines, punctuation and multi-byte text,
+/// in runs long enough to cross the tokenizer's chunk size.
+fn token_text() -> impl Strategy<Value = String> {
+    let atom = prop_oneof![
+        "[a-z]{1,12}",
+        "[A-Z]{1,12}",
+        "[0-9]{1,9}",
+        Just("'".to_string()),
+        Just("'t".to_string()),
+        Just("'RE".to_string()),
+        "[ \n\t]{1,4}",
+        "[-_./:=,;\\[\\]{}()\"]{1,3}",
+        "[²٣½é中😀]{1,2}",
+    ];
+    proptest::collection::vec(atom, 0..2500).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// The bound that lets the pipeline skip tokenizing never undercounts.
+    #[test]
+    fn token_bound_is_never_below_the_count(s in token_text()) {
+        use result_sanitizer_pipeline::token_bound::upper_bound;
+        use result_sanitizer_pipeline::tokenizer::Tokenizer;
+        for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            let n = Tokenizer::get(enc).count(&s);
+            let b = upper_bound(enc, &s);
+            prop_assert!(n <= b, "{enc:?}: count {n} > bound {b}");
+            prop_assert!(b <= s.len());
+        }
+    }
+}

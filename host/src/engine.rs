@@ -753,12 +753,21 @@ const STAGES: &[&str] = &[
 /// (chunked tiktoken, so a long piece stays linear; tables built once per
 /// process, on first need). A pipeline build cannot change this code.
 fn count_tokens(enc: api::Encoding, text: &str) -> usize {
+    result_sanitizer_pipeline::tokenizer::Tokenizer::get(native_encoding(enc)).count(text)
+}
+
+/// The host's own upper bound on a text's tokens (the pipeline crate's
+/// `token_bound`, compiled into the host): no tokenizing, no tables to build.
+fn token_bound(enc: api::Encoding, text: &str) -> usize {
+    result_sanitizer_pipeline::token_bound::upper_bound(native_encoding(enc), text)
+}
+
+fn native_encoding(enc: api::Encoding) -> result_sanitizer_pipeline::api::Encoding {
     use result_sanitizer_pipeline::api::Encoding as E;
-    let enc = match enc {
+    match enc {
         api::Encoding::O200kBase => E::O200kBase,
         api::Encoding::Cl100kBase => E::Cl100kBase,
-    };
-    result_sanitizer_pipeline::tokenizer::Tokenizer::get(enc).count(text)
+    }
 }
 
 /// Checks a pipeline result before the host passes it on: the message is
@@ -825,19 +834,23 @@ pub fn validate_with(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPac
         return bad("the budget applied is larger than the budget asked for");
     }
     let visible: usize = texts.iter().map(|t| t.len()).sum();
+    // What the bytes alone prove, without tokenizing: the byte length or
+    // the pipeline crate's upper bound (the same function the guest uses).
+    let bound = || -> usize { texts.iter().map(|t| token_bound(out.record.encoding, t)).sum() };
+    let proved = visible <= b.max_tokens as usize || bound() <= b.max_tokens as usize;
     match out.record.output_tokens {
         Some(n) if n > u64::from(b.max_tokens) => return bad("output tokens exceed the budget"),
-        // Not counted: only valid when the byte length proves it fits.
-        None if visible > b.max_tokens as usize => return bad("output was not counted and may exceed the budget"),
+        // Not counted: only valid when the bytes prove it fits.
+        None if !proved => return bad("output was not counted and may exceed the budget"),
         _ => {}
     }
     // Every token is at most a few dozen bytes; anything beyond is a lie.
     if visible > (b.max_tokens as usize).saturating_mul(64) {
         return bad("output is far larger than its token budget allows");
     }
-    // A token is at least one byte, so a short output fits; a longer one is
-    // recounted here rather than taken on the pipeline's word.
-    if recount && visible > b.max_tokens as usize {
+    // An output the bytes prove fits; any other is recounted here rather
+    // than taken on the pipeline's word.
+    if recount && !proved {
         let n: usize = texts.iter().map(|t| count_tokens(out.record.encoding, t)).sum();
         if n > b.max_tokens as usize {
             return bad("output tokens exceed the budget (host recount)");

@@ -3,19 +3,36 @@
 //! # Algorithm
 //!
 //! 1. One Aho-Corasick pass (ASCII case-insensitive, overlapping) over the
-//!    text finds every keyword of every rule: O(n + hits).
-//! 2. For each rule with a hit, the windows `window` bytes either side of
-//!    its hits are merged, and the rule's regex-lite regex runs only inside
-//!    them. regex-lite runs one regex at roughly 60 MB/s, so running 150
-//!    rules over the whole text is never done; rules without keywords are
-//!    the exception and are flagged by the pack builder.
+//!    text finds every keyword of every rule: O(n + hits). The automaton is
+//!    a contiguous NFA; texts of [`DFA_MIN_TEXT`] bytes and more use a DFA
+//!    of the same keywords, built once per instance (about twice as fast,
+//!    ~0.4 MiB larger).
+//! 2. Each rule with a hit runs its regex-lite regex where its matches can
+//!    start ([`Anchor`], worked out from the regex on the rule's first hit):
+//!    - *at a keyword hit*, when the regex's leading literals (expanded
+//!      over small classes, optional characters and alternatives) each
+//!      begin with one of its keywords: one anchored try per hit, which
+//!      stops as soon as the regex cannot match;
+//!    - *at a line start*, for `(?m)^` regexes: one anchored try per line
+//!      start inside the windows around the hits;
+//!    - otherwise *in windows* `window` bytes after and at most
+//!      [`WINDOW_BEFORE`] bytes before each hit, merged, clipped to the
+//!      hit's line unless the regex can span lines. regex-lite searches at
+//!      roughly 60 MB/s natively, so running 150 rules over the whole text
+//!      is never done; rules without keywords are the exception and are
+//!      refused by the pack builder.
 //! 3. A candidate is kept when its secret group clears the rule's entropy
 //!    threshold and matches no allowlist (rule and global) and no stopword.
 //! 4. Tenant path roots are literals: one more Aho-Corasick automaton.
-//! 5. Overlapping spans are merged so that no fragment of a secret
+//! 5. Every other occurrence of a value found is redacted too (one more
+//!    pass, over the values' prefixes), and base64, `%XX` and `\u` encoded
+//!    spans whose decoding holds a secret ([`crate::decode`]).
+//! 6. Overlapping spans are merged so that no fragment of a secret
 //!    survives; each span becomes `[REDACTED:<rule-id>]`.
 //!
 //! The replacement keeps nothing of the secret, not even its length.
+//! Regexes, allowlists and anchor plans are built on a rule's first hit:
+//! most rules never hit in a given instance, and a pack has hundreds.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};

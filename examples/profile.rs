@@ -1,0 +1,111 @@
+//! One workload in a loop, for `perf`: the profile evidence behind
+//! BENCHMARKS.md. Wasm frames get names when the host runs with
+//! `RESULT_SANITIZER_PERFMAP=1` (wasmtime writes a perf map):
+//!
+//! ```sh
+//! RESULT_SANITIZER_PERFMAP=1 perf record target/release/examples/profile warm 8 5000
+//! perf report --no-children
+//! ```
+//!
+//! Usage: `profile MODE [KIB] [N]`
+//!
+//! - `warm KIB N`: `sanitize` of a KIB service log through the wasm host, N times;
+//! - `fresh - N`: a fresh pipeline instance (a newly loaded default pack) to
+//!   its first tokenized result (16 KiB), N times;
+//! - `native KIB N`: the same pipeline compiled natively, N times;
+//! - `redact-clean KIB` / `redact-dense KIB`: native redaction, throughput;
+//! - `compile - N`: compiling the default rule set natively, N times;
+//! - `write-clean KIB PATH` / `write-dense KIB PATH`: write an input file
+//!   (for `perf record result-sanitizer redact < PATH`).
+
+use std::time::Instant;
+
+use result_sanitizer::pack_build::{RulesFile, DEFAULT_RULES};
+use result_sanitizer::{default_options, Limits, Sanitizer};
+use result_sanitizer_pipeline::pack::{CompiledPack, StaticRules};
+use result_sanitizer_pipeline::pack_api::PackInfo;
+use result_sanitizer_pipeline::redact::Ruleset;
+
+#[path = "bench_inputs.rs"]
+mod inputs;
+use inputs::{dense, service_log};
+
+fn native_pack() -> CompiledPack {
+    let info = PackInfo { name: "default".into(), version: "0".into(), tenant: "*".into(), wit_version: "0.1.0".into(), description: String::new() };
+    let rules = RulesFile::parse("default", DEFAULT_RULES).expect("default rules").to_rule_set();
+    CompiledPack::new(Box::new(StaticRules { info, rules })).expect("default pack")
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let mode = args.get(1).map(String::as_str).unwrap_or("");
+    let kib: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(16);
+    let n: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(100).max(1);
+    let per = |t: Instant| t.elapsed() / n as u32;
+    match mode {
+        "warm" => {
+            let s = Sanitizer::new(Limits::default()).expect("sanitizer");
+            let input = service_log(kib << 10);
+            let mut o = default_options();
+            o.tool = "logs".into();
+            o.max_bytes = Some(2 << 20);
+            s.sanitize(&input, &o).expect("sanitize");
+            let t = Instant::now();
+            for _ in 0..n {
+                s.sanitize(&input, &o).expect("sanitize");
+            }
+            println!("warm sanitize {kib} KiB: {:?} per call", per(t));
+        }
+        "fresh" => {
+            let s = Sanitizer::new(Limits::default()).expect("sanitizer");
+            let bytes = result_sanitizer::embedded::artifacts().expect("make build").pack_wasm;
+            let packs: Vec<_> = (0..n).map(|_| s.load_pack_unverified(bytes).expect("pack")).collect();
+            let input = service_log(16 << 10);
+            let mut o = default_options();
+            o.tool = "logs".into();
+            let t = Instant::now();
+            for p in &packs {
+                s.sanitize_with(p, &input, &o).expect("sanitize");
+            }
+            println!("fresh instance to first tokenized result: {:?}", per(t));
+        }
+        "native" => {
+            let pack = native_pack();
+            let input = service_log(kib << 10);
+            let mut o = result_sanitizer_pipeline::options::default_options();
+            o.tool = "logs".into();
+            o.max_bytes = Some(2 << 20);
+            let t = Instant::now();
+            for _ in 0..n {
+                result_sanitizer_pipeline::sanitize(&input, &o, &pack).expect("sanitize");
+            }
+            println!("native sanitize {kib} KiB: {:?} per call", per(t));
+        }
+        "redact-clean" | "redact-dense" => {
+            let pack = native_pack();
+            let data = if mode == "redact-clean" { service_log(kib << 10) } else { dense(kib << 10) };
+            let text = std::str::from_utf8(&data).expect("generated text is UTF-8");
+            let t = Instant::now();
+            let spans = pack.ruleset.scan(text, &[]).len();
+            let d = t.elapsed();
+            println!("native {mode} {kib} KiB: {spans} spans, {:.0} MB/s", data.len() as f64 / d.as_secs_f64() / 1e6);
+        }
+        "compile" => {
+            let rules = RulesFile::parse("default", DEFAULT_RULES).expect("default rules").to_rule_set();
+            let t = Instant::now();
+            for _ in 0..n {
+                std::hint::black_box(Ruleset::compile(&rules).expect("compile"));
+            }
+            println!("compile the default rule set: {:?}", per(t));
+        }
+        "write-clean" | "write-dense" => {
+            let path = args.get(3).expect("PATH");
+            let data = if mode == "write-clean" { service_log(kib << 10) } else { dense(kib << 10) };
+            std::fs::write(path, data).expect("write");
+        }
+        _ => {
+            eprintln!("usage: profile warm|fresh|native|redact-clean|redact-dense|compile|write-clean|write-dense [KIB] [N|PATH]");
+            std::process::exit(2);
+        }
+    }
+}

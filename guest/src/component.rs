@@ -81,9 +81,6 @@ crate::export!(Component with_types_in crate);
 pub extern "C" fn wizer_initialize() {
     INIT.store(true, Ordering::Relaxed);
     crate::tokenizer::Tokenizer::get(crate::api::Encoding::O200kBase).warm();
-    // The static word automata of defanging and error lines, too.
-    let _ = crate::defang::edits("warm");
-    let _ = crate::error_lines::find("warm");
     INIT.store(false, Ordering::Relaxed);
 }
 

@@ -487,10 +487,16 @@ impl Sanitizer {
 
     /// One streaming redaction step (see [`crate::stream`]).
     pub fn redact_step(&self, pack: &LoadedPack, data: &[u8], last: bool) -> Result<api::RedactResponse> {
-        let req = api::RedactRequest { data: data.to_vec(), last };
-        let r = self.with_live(pack, |s, p| p.result_sanitizer_core_result_sanitizer().call_redact(s, &req))?;
+        self.redact_request(pack, &api::RedactRequest { data: data.to_vec(), last })
+    }
+
+    /// [`Self::redact_step`] with a request the caller owns (and can reuse:
+    /// a stream keeps its carry in the request instead of copying it).
+    pub fn redact_request(&self, pack: &LoadedPack, req: &api::RedactRequest) -> Result<api::RedactResponse> {
+        let r = self.with_live(pack, |s, p| p.result_sanitizer_core_result_sanitizer().call_redact(s, req))?;
         let resp = r.map_err(guest_error)?;
-        if resp.consumed as usize > data.len() || (last && resp.consumed as usize != data.len()) {
+        let (len, last) = (req.data.len(), req.last);
+        if resp.consumed as usize > len || (last && resp.consumed as usize != len) {
             return Err(Error::InvalidOutput("redact consumed a bad number of bytes".into()));
         }
         Ok(resp)
@@ -608,7 +614,27 @@ fn cached_copy(bytes: &[u8], sha: &str) -> Option<std::path::PathBuf> {
     let tmp = base.join(format!(".pipeline.{}.tmp", std::process::id()));
     std::fs::write(&tmp, bytes).ok()?;
     std::fs::rename(&tmp, &file).ok()?;
+    prune_cache(&base, &file);
     Some(file)
+}
+
+/// Copies left by other builds are ~47 MB each: when a new copy is
+/// written, the others not written for a day go (a build still in use
+/// writes its copy again on its next start; a process that has one mapped
+/// keeps it until it exits).
+fn prune_cache(base: &std::path::Path, keep: &std::path::Path) {
+    const STALE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+    let Ok(dir) = std::fs::read_dir(base) else { return };
+    for entry in dir.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let ours = (name.starts_with("pipeline-") && name.ends_with(".cwasm")) || (name.starts_with(".pipeline.") && name.ends_with(".tmp"));
+        let old = entry.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age > STALE);
+        if ours && old && path != keep {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
 }
 
 /// Loads the embedded precompiled artifact, or compiles the wasm when the

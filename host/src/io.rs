@@ -7,7 +7,7 @@
 use std::io::{Read, Write};
 use std::process::{Command, ExitStatus};
 
-use crate::api::{InputKind, Options};
+use crate::api::{InputKind, Options, RedactRequest};
 use crate::engine::{LoadedPack, Sanitizer};
 use crate::error::{Error, Result};
 
@@ -84,7 +84,9 @@ pub fn redact_stream(
     mut output: impl Write,
     chunk: usize,
 ) -> Result<u64> {
-    let mut carry: Vec<u8> = Vec::with_capacity(chunk * 2);
+    // The request holds the carry (bytes sent again with the next chunk)
+    // and is reused: no copy of the data per step.
+    let mut req = RedactRequest { data: Vec::with_capacity(chunk * 2), last: false };
     let mut buf = vec![0u8; chunk];
     let mut total = 0u64;
     let mut eof = false;
@@ -99,14 +101,15 @@ pub fn redact_stream(
             }
             filled += n;
         }
-        carry.extend_from_slice(&buf[..filled]);
-        let resp = s.redact_step(pack, &carry, eof)?;
+        req.data.extend_from_slice(&buf[..filled]);
+        req.last = eof;
+        let resp = s.redact_request(pack, &req)?;
         for r in &resp.redactions {
             total += u64::from(r.count);
         }
         output.write_all(&resp.output)?;
-        carry.drain(..resp.consumed as usize);
-        if !eof && carry.len() > chunk + (1 << 20) {
+        req.data.drain(..resp.consumed as usize);
+        if !eof && req.data.len() > chunk + (1 << 20) {
             return Err(Error::InvalidOutput("redact step made no progress".into()));
         }
     }

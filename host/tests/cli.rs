@@ -220,3 +220,31 @@ fn sanitize_round_prints_one_message_per_file_within_the_round() {
     let t = |i: usize| msgs[i]["_meta"]["result-sanitizer/record"]["round"]["tokens"].as_u64().unwrap();
     assert!(t(2) > t(1), "priority 3 gets more: {} vs {}", t(2), t(1));
 }
+
+#[test]
+fn the_pipeline_cache_keeps_one_copy_per_build_and_drops_stale_ones() {
+    let dir = std::env::temp_dir().join(format!("rs-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let plant = |name: &str, age_hours: u64| {
+        let p = dir.join(name);
+        let f = std::fs::File::create(&p).unwrap();
+        f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(age_hours * 3600)).unwrap();
+        p
+    };
+    let stale = plant("pipeline-00000000000000000000000000000000.cwasm", 48);
+    let stale_tmp = plant(".pipeline.1.tmp", 48);
+    let recent = plant("pipeline-11111111111111111111111111111111.cwasm", 1);
+    let unrelated = plant("notes.txt", 48);
+    for _ in 0..2 {
+        let o = bin().args(["sanitize", "--tool", "t"]).env("RESULT_SANITIZER_CACHE", &dir).stdin(Stdio::null()).output().unwrap();
+        stdout_json(&o);
+    }
+    let names: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let ours: Vec<&String> = names.iter().filter(|n| n.starts_with("pipeline-") && *n != "pipeline-11111111111111111111111111111111.cwasm").collect();
+    assert_eq!(ours.len(), 1, "one copy of this build's pipeline: {names:?}");
+    assert!(!stale.exists() && !stale_tmp.exists(), "copies of other builds older than a day go: {names:?}");
+    assert!(recent.exists(), "a recent copy of another build may be in use: {names:?}");
+    assert!(unrelated.exists(), "other files are not ours to remove");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -757,6 +757,10 @@ fn invisible(c: char) -> bool {
 /// none (the common case, found with one memchr pass for their lead bytes).
 fn visible_view(text: &str) -> Option<(String, Vec<usize>)> {
     let b = text.as_bytes();
+    // Most tool output is ASCII: `is_ascii` reads words at a time.
+    if b.is_ascii() {
+        return None;
+    }
     let maybe = memchr::memchr3(0xE2, 0xEF, 0xC2, b).is_some();
     if !maybe || !text.chars().any(invisible) {
         return None;

@@ -191,14 +191,14 @@ fn main() {
         let ours = time_n(reps.min(3), || {
             run_process(Command::new(&cli).arg("redact"), data);
         });
-        line(&format!("redact {label} {} MB, in process (wasm)", data.len() >> 20), format!("{:.0} MB/s", mbps(data.len(), in_proc)), "", None);
-        line(&format!("redact {label}, whole process (CLI)"), format!("{:.0} MB/s", mbps(data.len(), ours)), "", None);
+        line(&format!("redact {label} {} MB, in process (wasm)", data.len() >> 20), format!("{:.1} MB/s", mbps(data.len(), in_proc)), "", None);
+        line(&format!("redact {label}, whole process (CLI)"), format!("{:.1} MB/s", mbps(data.len(), ours)), "", None);
         if let Some(gl) = &gitleaks {
             let theirs = time_n(reps.min(3), || {
                 run_process(Command::new(gl).args(["stdin", "--no-banner", "--no-color", "--exit-code", "0", "--log-level", "error"]), data);
             });
             let r = theirs.as_secs_f64() / ours.as_secs_f64();
-            line(&format!("gitleaks 8.30.1 stdin, {label}"), format!("{:.0} MB/s", mbps(data.len(), theirs)), "", None);
+            line(&format!("gitleaks 8.30.1 stdin, {label}"), format!("{:.1} MB/s", mbps(data.len(), theirs)), "", None);
             line("  result-sanitizer / gitleaks throughput", format!("{r:.1}×"), "≥ 10×", Some(r >= 10.0));
         }
     }

@@ -202,39 +202,14 @@ fn expand_item(b: &[u8]) -> Option<(Vec<(String, bool)>, usize)> {
             } else {
                 1
             };
-            // Split the group's top-level alternatives.
-            let (mut depth, mut class, mut esc) = (0usize, false, false);
-            let mut alts = Vec::new();
-            let mut last = body;
-            for i in body..b.len() {
-                let c = b[i];
-                if esc {
-                    esc = false;
-                    continue;
-                }
-                match c {
-                    b'\\' => esc = true,
-                    b'[' if !class => class = true,
-                    b']' if class => class = false,
-                    b'(' if !class => depth += 1,
-                    b')' if !class && depth > 0 => depth -= 1,
-                    b')' if !class => {
-                        alts.push(&b[last..i]);
-                        let mut out = Vec::new();
-                        for a in alts {
-                            let (p, _) = expand_seq(a)?;
-                            out.extend(p);
-                        }
-                        return (out.len() <= MAX_PREFIXES).then_some((out, i + 1));
-                    }
-                    b'|' if !class && depth == 0 => {
-                        alts.push(&b[last..i]);
-                        last = i + 1;
-                    }
-                    _ => {}
-                }
+            let (alts, close) = split_alternatives(&b[body..]);
+            let close = body + close?;
+            let mut out = Vec::new();
+            for a in alts {
+                let (p, _) = expand_seq(a)?;
+                out.extend(p);
             }
-            None
+            (out.len() <= MAX_PREFIXES).then_some((out, close + 1))
         }
         c if lit(c) => Some((vec![((c as char).to_string(), true)], 1)),
         _ => None,
@@ -280,8 +255,16 @@ fn expand_seq(b: &[u8]) -> Option<(Vec<(String, bool)>, usize)> {
 
 /// Whether `s` has a `|` outside any group or class.
 fn top_level_bar(s: &str) -> bool {
+    split_alternatives(s.as_bytes()).0.len() > 1
+}
+
+/// The alternatives of `b` split at its top-level `|`, up to the `)` that
+/// closes the group `b` is the inside of (its index) or to the end.
+fn split_alternatives(b: &[u8]) -> (Vec<&[u8]>, Option<usize>) {
     let (mut depth, mut class, mut esc) = (0usize, false, false);
-    for c in s.bytes() {
+    let mut alts = Vec::new();
+    let mut last = 0;
+    for (i, &c) in b.iter().enumerate() {
         if esc {
             esc = false;
             continue;
@@ -291,12 +274,20 @@ fn top_level_bar(s: &str) -> bool {
             b'[' if !class => class = true,
             b']' if class => class = false,
             b'(' if !class => depth += 1,
-            b')' if !class => depth = depth.saturating_sub(1),
-            b'|' if !class && depth == 0 => return true,
+            b')' if !class && depth > 0 => depth -= 1,
+            b')' if !class => {
+                alts.push(&b[last..i]);
+                return (alts, Some(i));
+            }
+            b'|' if !class && depth == 0 => {
+                alts.push(&b[last..i]);
+                last = i + 1;
+            }
             _ => {}
         }
     }
-    false
+    alts.push(&b[last..]);
+    (alts, None)
 }
 
 /// How a rule's regex is run (decided once, from its source and keywords).

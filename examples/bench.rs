@@ -218,8 +218,23 @@ fn main() {
     let capped = Sanitizer::new(Limits { memory: 64 << 20, ..Limits::default() }).unwrap();
     let ok = capped.sanitize(&big, &o).is_ok();
     line("1 MiB input within a 64 MiB guest memory cap", if ok { "ok".into() } else { "failed".into() }, "must pass", Some(ok));
-    let peak = s.peak_guest_memory();
-    line("peak guest linear memory (pipeline, after all calls)", format!("{:.1} MiB", peak as f64 / (1 << 20) as f64), "", None);
+    // Per call: a fresh sanitizer (so a fresh instance) makes one call;
+    // its peak is that call's, the memory image included (linear memory
+    // never shrinks, so one instance's peak is its largest call's).
+    let mib = |b: usize| format!("{:.1} MiB", b as f64 / (1 << 20) as f64);
+    for size in [1usize << 10, 8 << 10, 64 << 10, 256 << 10, 1 << 20] {
+        let one = Sanitizer::new(Limits::default()).unwrap();
+        let mut o = default_options();
+        o.tool = "logs".into();
+        o.max_bytes = Some(2 << 20);
+        one.sanitize(&service_log(size), &o).unwrap();
+        line(&format!("peak guest linear memory, one {} KiB call", size >> 10), mib(one.peak_guest_memory()), "", None);
+    }
+    let one = Sanitizer::new(Limits::default()).unwrap();
+    let mut sink = Vec::new();
+    io::redact_stream(&one, one.default_pack(), &clean[..], &mut sink, io::REDACT_CHUNK).unwrap();
+    line(&format!("peak guest linear memory, redact of the {} MB log", clean.len() >> 20), mib(one.peak_guest_memory()), "", None);
+    line("peak guest linear memory (pipeline, all calls above)", mib(s.peak_guest_memory()), "", None);
     line("host peak RSS (this process)", format!("{:.0} MiB", rss_mib()), "", None);
 
     // The stdin files of run_process.

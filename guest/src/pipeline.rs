@@ -73,7 +73,7 @@ pub fn sanitize_visible(input: &[u8], opts: &Options, pack: &CompiledPack) -> Re
     let structured = structured.and_then(|s| {
         let count = |v: &Value| {
             let json = serde_json::to_string(v).unwrap_or_default();
-            tok.count_within(&json, half).map(|n| n.unwrap_or_else(|| tok.upper_bound(&json).min(json.len())) as u32)
+            tok.count_within(&json, half).map(|n| n.unwrap_or_else(|| tok.upper_bound(&json)) as u32)
         };
         if let Some(tokens) = count(&s) {
             run.structured_tokens = tokens;

@@ -347,13 +347,13 @@ impl Ruleset {
             if r.keywords.is_empty() {
                 unanchored.push(i);
             }
-            for k in &r.keywords {
-                let k = k.to_ascii_lowercase();
+            let keywords: Vec<String> = r.keywords.iter().map(|k| k.to_ascii_lowercase()).collect();
+            for k in &keywords {
                 if k.is_empty() {
                     return Err(format!("rule `{}`: empty keyword", r.id));
                 }
                 let next = kw_index.len();
-                let idx = *kw_index.entry(k).or_insert(next);
+                let idx = *kw_index.entry(k.clone()).or_insert(next);
                 if idx == keyword_rules.len() {
                     keyword_rules.push(Vec::new());
                 }
@@ -362,7 +362,7 @@ impl Ruleset {
             let multiline = ["\\n", "(?s", "(?m", "(?is", "(?im", "[\\s\\S]"].iter().any(|m| r.regex.contains(m));
             rules.push(CompiledRule {
                 src: r.regex.clone(),
-                keywords: r.keywords.iter().map(|k| k.to_ascii_lowercase()).collect(),
+                keywords,
                 plan: OnceLock::new(),
                 compiled: OnceLock::new(),
                 multiline,
@@ -408,6 +408,13 @@ impl Ruleset {
         self.error.lock().map(|e| e.clone()).unwrap_or(None)
     }
 
+    /// Keeps the first compile error met on use (see [`Self::error`]).
+    fn record_error(&self, e: String) {
+        if let Ok(mut slot) = self.error.lock() {
+            slot.get_or_insert(e);
+        }
+    }
+
     fn plan<'r>(&self, rule: &'r CompiledRule) -> &'r (Anchor, Option<String>) {
         rule.plan.get_or_init(|| anchored_form(&rule.src, &rule.keywords))
     }
@@ -423,15 +430,7 @@ impl Ruleset {
                     let anchored = self.plan(rule).1.as_deref().map(|a| compile_regex(&what, a)).transpose()?;
                     Ok((re, anchored))
                 });
-                match built {
-                    Ok(b) => Some(b),
-                    Err(e) => {
-                        if let Ok(mut slot) = self.error.lock() {
-                            slot.get_or_insert(e);
-                        }
-                        None
-                    }
-                }
+                built.map_err(|e| self.record_error(e)).ok()
             })
             .as_ref()
     }
@@ -552,25 +551,14 @@ impl Ruleset {
                     }
                 }
                 Anchor::LineStart => {
-                    let b = text.as_bytes();
+                    // Past the end of the last match, as a search would go on.
                     let mut done = 0;
                     for &(ws, we) in list {
-                        let mut ls = ws;
-                        if ls > 0 && b[ls - 1] != b'\n' {
-                            match memchr::memchr(b'\n', &b[ls..we]) {
-                                Some(p) => ls += p + 1,
-                                None => continue,
-                            }
-                        }
-                        while ls < we {
+                        for ls in line_starts(text.as_bytes(), ws, we) {
                             if ls >= done {
                                 if let Some(end) = self.try_at(text, rule, ls, &mut spans) {
                                     done = end;
                                 }
-                            }
-                            match memchr::memchr(b'\n', &b[ls..we]) {
-                                Some(p) => ls += p + 1,
-                                None => break,
                             }
                         }
                     }
@@ -696,14 +684,18 @@ impl Ruleset {
         let allow = |l: &Lazy| match l.get() {
             Ok(list) => list.iter().any(|a| a.is_match(secret)),
             Err(e) => {
-                if let Ok(mut slot) = self.error.lock() {
-                    slot.get_or_insert(e.clone());
-                }
+                self.record_error(e);
                 false
             }
         };
         !allow(&rule.allow) && !allow(&self.global_allow)
     }
+}
+
+/// The line starts in `b[from..to]`.
+fn line_starts(b: &[u8], from: usize, to: usize) -> impl Iterator<Item = usize> + '_ {
+    let first = (from == 0 || b[from - 1] == b'\n').then_some(from);
+    first.into_iter().chain(memchr::memchr_iter(b'\n', &b[from..to]).map(move |p| from + p + 1).filter(move |&ls| ls < to))
 }
 
 /// The keyword automaton: ASCII case-insensitive, overlapping matches.

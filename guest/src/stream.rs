@@ -32,7 +32,7 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
     let mut out = Vec::with_capacity(data.len());
     let mut counts: BTreeMap<String, u32> = BTreeMap::new();
     let mut pos = 0usize;
-    for (valid, invalid) in utf8_pieces(data) {
+    for (valid, invalid) in crate::text::utf8_pieces(data) {
         let start = pos;
         let spans = pack.ruleset.scan(valid, &pack.detect(valid));
         let mut last = 0usize;
@@ -70,30 +70,6 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
         return Err(SanitizeError::InvalidPack(e));
     }
     Ok(RedactResponse { output: out, consumed: pos as u32, redactions: counts_to_records(&counts) })
-}
-
-/// `data` as runs of valid UTF-8, each followed by the invalid bytes after
-/// it (empty at the end), like `utf8_chunks` but validated with
-/// `str::from_utf8`, whose ASCII fast path reads words at a time (the
-/// stream's data is nearly always valid, and usually ASCII).
-fn utf8_pieces(mut data: &[u8]) -> impl Iterator<Item = (&str, &[u8])> {
-    std::iter::from_fn(move || {
-        if data.is_empty() {
-            return None;
-        }
-        match std::str::from_utf8(data) {
-            Ok(s) => {
-                data = &[];
-                Some((s, &[][..]))
-            }
-            Err(e) => {
-                let (valid, rest) = data.split_at(e.valid_up_to());
-                let (bad, rest) = rest.split_at(e.error_len().unwrap_or(rest.len()));
-                data = rest;
-                Some((std::str::from_utf8(valid).unwrap_or_default(), bad))
-            }
-        }
-    })
 }
 
 fn floor_char(s: &str, mut i: usize) -> usize {

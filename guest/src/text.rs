@@ -26,10 +26,10 @@ pub fn decode(bytes: &[u8]) -> Decoded {
     let mut map = OffsetMap::identity();
     let mut invalid = 0u32;
     let mut src = 0usize;
-    for chunk in bytes.utf8_chunks() {
-        text.push_str(chunk.valid());
-        src += chunk.valid().len();
-        let bad = chunk.invalid().len();
+    for (valid, bad_bytes) in utf8_pieces(bytes) {
+        text.push_str(valid);
+        src += valid.len();
+        let bad = bad_bytes.len();
         if bad > 0 {
             let out_start = text.len();
             text.push('\u{FFFD}');
@@ -39,6 +39,30 @@ pub fn decode(bytes: &[u8]) -> Decoded {
         }
     }
     Decoded { text, map, invalid }
+}
+
+/// `data` as runs of valid UTF-8, each followed by the invalid bytes after
+/// it (empty at the end), like `utf8_chunks` but validated with
+/// `str::from_utf8`, whose ASCII fast path reads words at a time (the
+/// data is nearly always valid, and usually ASCII).
+pub fn utf8_pieces(mut data: &[u8]) -> impl Iterator<Item = (&str, &[u8])> {
+    std::iter::from_fn(move || {
+        if data.is_empty() {
+            return None;
+        }
+        match std::str::from_utf8(data) {
+            Ok(s) => {
+                data = &[];
+                Some((s, &[][..]))
+            }
+            Err(e) => {
+                let (valid, rest) = data.split_at(e.valid_up_to());
+                let (bad, rest) = rest.split_at(e.error_len().unwrap_or(rest.len()));
+                data = rest;
+                Some((std::str::from_utf8(valid).unwrap_or_default(), bad))
+            }
+        }
+    })
 }
 
 /// Newline index of a text, for 1-based line numbers.

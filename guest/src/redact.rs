@@ -7,8 +7,8 @@
 //!    a contiguous NFA; texts of [`DFA_MIN_TEXT`] bytes and more use a DFA
 //!    of the same keywords, built once per instance (about twice as fast,
 //!    ~0.4 MiB larger).
-//! 2. Each rule with a hit runs its regex-lite regex where its matches can
-//!    start ([`Anchor`], worked out from the regex on the rule's first hit):
+//! 2. Each rule with a hit runs its regex where its matches can start
+//!    ([`Anchor`], worked out from the regex on the rule's first hit):
 //!    - *at a keyword hit*, when the regex's leading literals (expanded
 //!      over small classes, optional characters and alternatives) each
 //!      begin with one of its keywords: one anchored try per hit, which
@@ -17,28 +17,45 @@
 //!      start inside the windows around the hits;
 //!    - otherwise *in windows* `window` bytes after and at most
 //!      [`WINDOW_BEFORE`] bytes before each hit, merged, clipped to the
-//!      hit's line unless the regex can span lines. regex-lite searches at
-//!      roughly 60 MB/s natively, so running 150 rules over the whole text
-//!      is never done; rules without keywords are the exception and are
-//!      refused by the pack builder.
-//! 3. A candidate is kept when its secret group clears the rule's entropy
+//!      hit's line unless the regex can span lines. Running 150 rules over
+//!      the whole text is never done; rules without keywords are the
+//!      exception and are refused by the pack builder.
+//! 3. An anchored try finds its match with a lazy DFA. The secret group
+//!    comes from two more DFA runs where the regex is `P(G)` with G last
+//!    ([`Split`]), and from the capture engine (a bounded backtracker,
+//!    several times slower per byte) only where that does not settle it.
+//! 4. A candidate is kept when its secret group clears the rule's entropy
 //!    threshold and matches no allowlist (rule and global) and no stopword.
-//! 4. Tenant path roots are literals: one more Aho-Corasick automaton.
-//! 5. Every other occurrence of a value found is redacted too (one more
-//!    pass, over the values' prefixes), and base64, `%XX` and `\u` encoded
-//!    spans whose decoding holds a secret ([`crate::decode`]).
-//! 6. Overlapping spans are merged so that no fragment of a secret
+//!    A candidate another rule already found with the same bounds is not
+//!    checked again ([`Found`]).
+//! 5. Tenant path roots are literals: one more Aho-Corasick automaton.
+//! 6. Every other occurrence of a value found is redacted too (one more
+//!    pass, [`propagate_values`]), and base64, `%XX` and `\u` encoded spans
+//!    whose decoding holds a secret ([`crate::decode`]).
+//! 7. Overlapping spans are merged so that no fragment of a secret
 //!    survives; each span becomes `[REDACTED:<rule-id>]`.
 //!
 //! The replacement keeps nothing of the secret, not even its length.
 //! Regexes, allowlists and anchor plans are built on a rule's first hit:
 //! most rules never hit in a given instance, and a pack has hundreds.
+//!
+//! # The regex engine
+//!
+//! Rules are written in regex-lite's syntax, and [`Ruleset::compile_all`]
+//! (which the pack builder runs) refuses a regex regex-lite does not
+//! accept, so the rule format stays that small dialect. They run on the
+//! `regex` crate's engines, which tiktoken-rs already links into the
+//! component: regex-lite has only a PikeVM, and on text where every line
+//! holds a secret its capture search was half of all the time spent, at a
+//! fifth of the speed this module needs (BENCHMARKS.md). The regexes are
+//! compiled over bytes with Unicode off ([`compile_regex`]), which keeps
+//! regex-lite's ASCII `\d \s \w \b` and `(?i)`.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
-use regex_lite::Regex;
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use regex::bytes::{CaptureLocations, Regex, RegexBuilder};
 
 use crate::api::RuleCount;
 use crate::edits::Edit;
@@ -74,7 +91,8 @@ struct CompiledRule {
     /// Where matches can start (see [`Anchor`]) and the source of the
     /// `\A`-anchored form; worked out on the rule's first keyword hit.
     plan: OnceLock<(Anchor, Option<String>)>,
-    compiled: OnceLock<Option<(Regex, Option<Regex>)>>,
+    /// The regex (or its anchored form), compiled on first use.
+    compiled: OnceLock<Option<Compiled>>,
     /// The regex can match across lines (`\n`, `(?s)`, `(?m)`, `[\s\S]`);
     /// other rules only look at the line of their keyword hit.
     multiline: bool,
@@ -100,9 +118,20 @@ impl Lazy {
         Self { what, src: src.to_vec(), compiled: OnceLock::new() }
     }
 
+    /// The list as one regex where it can be (`(?:a)|(?:b)|…` in byte
+    /// mode: one compiled regex costs less memory per instance than
+    /// several), else one regex each (see [`compile_regex`]).
     fn get(&self) -> Result<&[Regex], String> {
         self.compiled
-            .get_or_init(|| self.src.iter().map(|a| compile_regex(&self.what, a)).collect())
+            .get_or_init(|| {
+                if self.src.len() > 1 {
+                    let one: Vec<String> = self.src.iter().map(|a| format!("(?:{a})")).collect();
+                    if let Ok(re) = byte_regex(&one.join("|"), false) {
+                        return Ok(vec![re]);
+                    }
+                }
+                self.src.iter().map(|a| compile_regex(&self.what, a)).collect()
+            })
             .as_deref()
             .map_err(Clone::clone)
     }
@@ -122,7 +151,9 @@ pub struct Ruleset {
     /// rules that run everywhere
     unanchored: Vec<usize>,
     global_allow: Lazy,
-    global_stop: Option<AhoCorasick>,
+    /// Built on the first candidate (see [`Self::stopwords`]).
+    global_stop: OnceLock<Option<AhoCorasick>>,
+    stopwords: Vec<String>,
     roots: Option<AhoCorasick>,
     error: Mutex<Option<String>>,
 }
@@ -138,12 +169,71 @@ pub struct Span {
     pub rule: String,
 }
 
+/// The spans one scan has found so far, by rule, in the order found.
+///
+/// Several rules often find the same secret (a provider rule and the
+/// generic assignment rules on `GITHUB_TOKEN=ghp_...`). A candidate with
+/// the bounds of a span already found is not checked again and not added:
+/// it would merge into that span, which keeps the first rule's id, and its
+/// value is already propagated. (Unless only a path rule found it: path
+/// matches are not propagated, secret matches are.)
+#[derive(Default)]
+struct Found {
+    spans: Vec<Span>,
+    /// (start, end) → whether a propagating rule found it
+    bounds: rustc_hash::FxHashMap<(usize, usize), bool>,
+}
+
+impl Found {
+    /// Adds the candidate `text[start..end]` if it is new and `rule`
+    /// accepts it.
+    fn offer(&mut self, set: &Ruleset, rule: &CompiledRule, text: &str, start: usize, end: usize) {
+        // Byte-mode classes can start or end a match inside a character
+        // ([`compile_regex`]): the span widens to whole characters.
+        let (start, end) = (floor_boundary(text, start), ceil_boundary(text, end));
+        if start == end || self.bounds.get(&(start, end)).is_some_and(|&p| p || !rule.propagate) {
+            return;
+        }
+        if set.accept(rule, &text[start..end]) {
+            self.bounds.insert((start, end), rule.propagate);
+            self.spans.push(Span { start, end, rule: rule.id.clone() });
+        }
+    }
+}
+
 /// Rule id reported for tenant path roots.
 pub const TENANT_ROOT_RULE: &str = "tenant-path-root";
 
+/// Compiles a rule's regex (regex-lite syntax) for the `regex` crate's
+/// engines, over bytes, with Unicode off: `\d \s \w \b` and `(?i)` are
+/// ASCII, as in regex-lite, and a class or `.` matches one byte, so the
+/// automata stay small (a Unicode `[^\s]{1,256}` is thousands of NFA
+/// states). On ASCII text the matches are regex-lite's. On other text
+/// counts are in bytes and a match may start or end inside a character,
+/// which [`Found::offer`] widens to whole characters. A regex with a
+/// non-ASCII character in a class cannot be built that way and is
+/// compiled with Unicode on instead.
 fn compile_regex(what: &str, src: &str) -> Result<Regex, String> {
-    Regex::new(src).map_err(|e| format!("{what}: regex does not compile: {e}"))
+    byte_regex(src, false).or_else(|_| byte_regex(src, true)).map_err(|e| format!("{what}: regex does not compile: {e}"))
 }
+
+/// `src` compiled over bytes, within this module's limits.
+fn byte_regex(src: &str, unicode: bool) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(src).unicode(unicode).size_limit(REGEX_SIZE_LIMIT).dfa_size_limit(REGEX_DFA_LIMIT).build()
+}
+
+/// Refuses a regex outside regex-lite's syntax (`\p{..}`, class set
+/// operations), which the `regex` crate would accept.
+fn dialect(what: &str, src: &str) -> Result<(), String> {
+    regex_lite::Regex::new(src).map(drop).map_err(|e| format!("{what}: not regex-lite syntax: {e}"))
+}
+
+/// Most heap a compiled regex may take (its NFAs), and most its lazy DFA
+/// may cache per search direction: a rule that needs more fails to
+/// compile, and a pack with such a rule is refused. Rules are small; the
+/// lazy DFA of one is a few KB in practice.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+const REGEX_DFA_LIMIT: usize = 1 << 18;
 
 /// Most literal prefixes [`leading_literals`] expands a regex into.
 const MAX_PREFIXES: usize = 64;
@@ -253,6 +343,115 @@ fn expand_seq(b: &[u8]) -> Option<(Vec<(String, bool)>, usize)> {
     Some((set.into_iter().map(|(p, open)| (p, open && complete)).collect(), i))
 }
 
+/// A rule's regex as it runs.
+struct Compiled {
+    /// The `\A`-anchored form for an anchored [`Anchor`], else the regex.
+    regex: Regex,
+    anchored: bool,
+    /// How an anchored try finds the secret without capture groups.
+    split: Option<Split>,
+}
+
+/// How the secret of an anchored try is found without capture groups,
+/// whose engine (a backtracker) costs several times the lazy DFA that finds
+/// the match.
+enum Split {
+    /// The secret is the whole match: group 0, or a group that spans the
+    /// regex (`\b(ghp_[A-Za-z0-9]{36})\b`).
+    Whole,
+    /// The regex is `P(G)T`, the secret group G its last item and T only
+    /// zero-width assertions: `\A(?:P)` and `\A(?:G)T`, compiled. Where P's
+    /// own preferred match is followed by a match of G ending where the
+    /// whole match ends, that is the secret (leftmost-first semantics try
+    /// P's choices first, in P's order); elsewhere the capture engine runs.
+    Parts(Regex, Regex),
+}
+
+/// `src` without its leading flag group (`(?im)`), and that group.
+fn split_flags(src: &str) -> (&str, &str) {
+    match src.strip_prefix("(?") {
+        Some(r) if r.find(')').is_some_and(|i| r[..i].chars().all(|c| c.is_ascii_alphabetic())) => {
+            let i = r.find(')').expect("checked");
+            (&src[..i + 3], &r[i + 1..])
+        }
+        _ => ("", src),
+    }
+}
+
+/// The sources of the [`Split`] of an anchored form `{flags}\A(?:{body})`
+/// whose group `secret_group` is the last item of `body`: `None` for a
+/// whole-match secret, `Some((P, G))` otherwise.
+fn secret_split(anchored: &str, secret_group: usize) -> Option<Option<(String, String)>> {
+    if secret_group == 0 {
+        return Some(None);
+    }
+    let (flags, rest) = split_flags(anchored);
+    let body = rest.strip_prefix("\\A(?:")?.strip_suffix(')')?;
+    // The last group at the top level of `body`.
+    let (mut depth, mut class, mut esc, mut open, mut last) = (0usize, false, false, 0, None);
+    for (i, c) in body.bytes().enumerate() {
+        if esc {
+            esc = false;
+            continue;
+        }
+        match c {
+            b'\\' => esc = true,
+            b'[' if !class => class = true,
+            b']' if class => class = false,
+            b'(' if !class => {
+                if depth == 0 {
+                    open = i;
+                }
+                depth += 1;
+            }
+            b')' if !class && depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    last = Some((open, i));
+                }
+            }
+            _ => {}
+        }
+    }
+    let (open, close) = last?;
+    let (p, g, mut tail) = (&body[..open], &body[open + 1..close], &body[close + 1..]);
+    while let Some(t) = ["\\b", "\\B", "\\z", "$"].iter().find_map(|a| tail.strip_prefix(a)) {
+        tail = t;
+    }
+    // A capturing group, after no group that changes flags or numbering
+    // (its number is checked against the compiled P, see `regexes`), and
+    // with no assertion inside: G runs anchored on the text after P, where
+    // an assertion at its start would not see what precedes it.
+    let plain = |s: &str| s.match_indices("(?").all(|(i, _)| s[i..].starts_with("(?:"));
+    if !tail.is_empty() || g.starts_with('?') || !plain(p) || has_assertion(g) {
+        return None;
+    }
+    let tail = &body[close + 1..];
+    Some((!p.is_empty()).then(|| (format!("{flags}\\A(?:{p})"), format!("{flags}\\A(?:{g}){tail}"))))
+}
+
+/// Whether `s` has an assertion (`^ $ \b \B \A \z \< \>`) outside a class.
+fn has_assertion(s: &str) -> bool {
+    let (mut class, mut esc) = (false, false);
+    for c in s.bytes() {
+        if esc {
+            esc = false;
+            if !class && b"bBAz<>".contains(&c) {
+                return true;
+            }
+            continue;
+        }
+        match c {
+            b'\\' => esc = true,
+            b'[' if !class => class = true,
+            b']' if class => class = false,
+            b'^' | b'$' if !class => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Whether `s` has a `|` outside any group or class.
 fn top_level_bar(s: &str) -> bool {
     split_alternatives(s.as_bytes()).0.len() > 1
@@ -306,13 +505,7 @@ enum Anchor {
 /// The anchor of a rule and the source of its anchored form (`\A`, so
 /// that the regex engine stops as soon as no thread is left).
 fn anchored_form(src: &str, keywords: &[String]) -> (Anchor, Option<String>) {
-    let (flags, rest) = match src.strip_prefix("(?") {
-        Some(r) if r.find(')').is_some_and(|i| r[..i].chars().all(|c| c.is_ascii_alphabetic())) => {
-            let i = r.find(')').expect("checked");
-            (&src[..i + 3], &r[i + 1..])
-        }
-        _ => ("", src),
-    };
+    let (flags, rest) = split_flags(src);
     if flags.contains('x') || top_level_bar(rest) {
         return (Anchor::Window, None);
     }
@@ -382,24 +575,39 @@ impl Ruleset {
         let keywords = if patterns.is_empty() {
             None
         } else {
-            Some(keyword_automaton(&patterns, aho_corasick::AhoCorasickKind::ContiguousNFA).map_err(|e| format!("keywords: {e}"))?)
+            Some(keyword_automaton(&patterns, AhoCorasickKind::ContiguousNFA).map_err(|e| format!("keywords: {e}"))?)
         };
         let global_allow = Lazy::new("global allowlist".into(), &set.allow_regexes);
-        let global_stop = literal_automaton(&set.stopwords, true, MatchKind::Standard, "global stopwords")?;
-        let roots = literal_automaton(&set.path_roots, false, MatchKind::LeftmostLongest, "path roots")?;
-        Ok(Self { rules, keywords, keywords_dfa: OnceLock::new(), patterns, keyword_rules, unanchored, global_allow, global_stop, roots, error: Mutex::new(None) })
+        // Roots are read once over the text: the smaller NFA.
+        let roots = literal_automaton(&set.path_roots, false, MatchKind::LeftmostLongest, AhoCorasickKind::ContiguousNFA, "path roots")?;
+        let stopwords = set.stopwords.clone();
+        Ok(Self { rules, keywords, keywords_dfa: OnceLock::new(), patterns, keyword_rules, unanchored, global_allow, global_stop: OnceLock::new(), stopwords, roots, error: Mutex::new(None) })
     }
 
     /// Compiles every rule's regex now (pack builds and checks); the
-    /// pipeline otherwise compiles each on first use.
+    /// pipeline otherwise compiles each on first use. Also checks that each
+    /// regex is regex-lite syntax, the rule format's dialect (see the
+    /// module docs).
     pub fn compile_all(&self) -> Result<(), String> {
         for l in self.rules.iter().map(|r| &r.allow).chain([&self.global_allow]) {
             l.get()?;
         }
+        self.stopwords();
         for r in &self.rules {
             self.regexes(r);
         }
-        self.error().map_or(Ok(()), Err)
+        if let Some(e) = self.error() {
+            return Err(e);
+        }
+        for l in self.rules.iter().map(|r| &r.allow).chain([&self.global_allow]) {
+            for src in &l.src {
+                dialect(&l.what, src)?;
+            }
+        }
+        for r in &self.rules {
+            dialect(&format!("rule `{}`", r.id), &r.src)?;
+        }
+        Ok(())
     }
 
     /// The first rule that failed to compile on use, if any: the pack is
@@ -419,18 +627,33 @@ impl Ruleset {
         rule.plan.get_or_init(|| anchored_form(&rule.src, &rule.keywords))
     }
 
-    fn regexes<'r>(&self, rule: &'r CompiledRule) -> Option<&'r (Regex, Option<Regex>)> {
+    fn regexes<'r>(&self, rule: &'r CompiledRule) -> Option<&'r Compiled> {
         rule.compiled
             .get_or_init(|| {
                 let what = format!("rule `{}`", rule.id);
-                let built = compile_regex(&what, &rule.src).and_then(|re| {
-                    if rule.secret_group >= re.captures_len() {
+                // An anchored rule needs only its anchored form (`\A(?:…)`
+                // adds no group); a searched one only the regex.
+                let built = match self.plan(rule).1.as_deref() {
+                    Some(a) => compile_regex(&what, a).map(|re| {
+                        let split = secret_split(a, rule.secret_group).and_then(|parts| match parts {
+                            None => Some(Split::Whole),
+                            // P holds exactly the groups before the secret's.
+                            Some((p, g)) => match (compile_regex(&what, &p), compile_regex(&what, &g)) {
+                                (Ok(p), Ok(g)) if p.captures_len() == rule.secret_group => Some(Split::Parts(p, g)),
+                                _ => None,
+                            },
+                        });
+                        Compiled { regex: re, anchored: true, split }
+                    }),
+                    None => compile_regex(&what, &rule.src).map(|re| Compiled { regex: re, anchored: false, split: None }),
+                };
+                let checked = built.and_then(|c| {
+                    if rule.secret_group >= c.regex.captures_len() {
                         return Err(format!("{what}: secret-group {} does not exist", rule.secret_group));
                     }
-                    let anchored = self.plan(rule).1.as_deref().map(|a| compile_regex(&what, a)).transpose()?;
-                    Ok((re, anchored))
+                    Ok(c)
                 });
-                built.map_err(|e| self.record_error(e)).ok()
+                checked.map_err(|e| self.record_error(e)).ok()
             })
             .as_ref()
     }
@@ -483,13 +706,13 @@ impl Ruleset {
     }
 
     fn scan_plain(&self, text: &str, custom: &[Finding], lenient: bool) -> Vec<Span> {
-        let mut spans = Vec::new();
+        let mut out = Found::default();
         // Per rule: keyword hit starts (keyword-anchored rules) or merged
         // windows (the others), in text order.
         let mut found: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.rules.len()];
         let ac = if text.len() >= DFA_MIN_TEXT {
             self.keywords_dfa
-                .get_or_init(|| keyword_automaton(&self.patterns, aho_corasick::AhoCorasickKind::DFA).ok())
+                .get_or_init(|| keyword_automaton(&self.patterns, AhoCorasickKind::DFA).ok())
                 .as_ref()
                 .or(self.keywords.as_ref())
         } else {
@@ -543,11 +766,13 @@ impl Ruleset {
             if lenient && rule.strict_only {
                 continue;
             }
-            let before = spans.len();
+            let before = out.spans.len();
+            // Capture slots, made on the first try and reused by the others.
+            let mut slots = None;
             match self.plan(rule).0 {
                 Anchor::Keyword(_) => {
                     for &(h, _) in list {
-                        self.try_at(text, rule, h, &mut spans);
+                        self.try_at(text, rule, h, &mut slots, &mut out);
                     }
                 }
                 Anchor::LineStart => {
@@ -556,7 +781,7 @@ impl Ruleset {
                     for &(ws, we) in list {
                         for ls in line_starts(text.as_bytes(), ws, we) {
                             if ls >= done {
-                                if let Some(end) = self.try_at(text, rule, ls, &mut spans) {
+                                if let Some(end) = self.try_at(text, rule, ls, &mut slots, &mut out) {
                                     done = end;
                                 }
                             }
@@ -565,16 +790,17 @@ impl Ruleset {
                 }
                 Anchor::Window => {
                     for &(ws, we) in list {
-                        self.scan_window(text, rule, ws, we, &mut spans);
+                        self.scan_window(text, rule, ws, we, &mut out);
                     }
                 }
             }
             if rule.propagate {
-                for s in &spans[before..] {
+                for s in &out.spans[before..] {
                     propagate.push((text[s.start..s.end].to_string(), s.rule.clone()));
                 }
             }
         }
+        let mut spans = std::mem::take(&mut out.spans);
         if let Some(roots) = &self.roots {
             for m in roots.find_iter(text) {
                 spans.push(Span { start: m.start(), end: m.end(), rule: TENANT_ROOT_RULE.into() });
@@ -584,34 +810,24 @@ impl Ruleset {
             propagate.push((text[s.start..s.end].to_string(), s.rule.clone()));
             spans.push(s);
         }
-        propagate_values(text, &propagate, &mut spans);
+        propagate_values(text, &propagate, &out, &mut spans);
         merge(spans)
     }
 
-    fn scan_window(&self, text: &str, rule: &CompiledRule, ws: usize, we: usize, out: &mut Vec<Span>) {
-        let Some((regex, _)) = self.regexes(rule) else { return };
-        let window = &text[..we];
+    fn scan_window(&self, text: &str, rule: &CompiledRule, ws: usize, we: usize, out: &mut Found) {
+        let Some(Compiled { regex, anchored: false, .. }) = self.regexes(rule) else { return };
+        let b = text.as_bytes();
         let mut pos = ws;
-        while pos <= window.len() {
-            let mut hay = window;
-            // Locate with `find_at` (no capture bookkeeping), then take the
-            // groups of that one match only.
-            let Some(found) = regex.find_at(hay, pos) else { break };
-            let Some(mut caps) = regex.captures_at(&hay[..found.end()], found.start()) else { break };
-            if caps.get(0).expect("group 0").end() == found.end() && found.end() == hay.len() {
-                // Let the widening below see the real end of the haystack.
-                if let Some(c) = regex.captures_at(hay, found.start()) {
-                    caps = c;
-                }
-            }
+        while pos <= we {
+            let mut hay = &b[..we];
+            let Some(mut caps) = regex.captures_at(hay, pos) else { break };
             // A match that runs into the window's end may be cut short by it
             // (a long token, a PEM block): widen the window and match again.
             // (A window that ends at a line end cannot cut a single-line match.)
-            let line_end = text.as_bytes().get(hay.len()) == Some(&b'\n') && !rule.multiline;
-            while !line_end && caps.get(0).expect("group 0").end() == hay.len() && hay.len() < text.len() {
+            let line_end = b.get(hay.len()) == Some(&b'\n') && !rule.multiline;
+            while !line_end && caps.get(0).expect("group 0").end() == hay.len() && hay.len() < b.len() {
                 let grow = (hay.len() - ws).max(rule.window) * 2;
-                let wider = ceil_boundary(text, (hay.len() + grow).min(text.len()));
-                hay = &text[..wider];
+                hay = &b[..ceil_boundary(text, (hay.len() + grow).min(b.len()))];
                 match regex.captures_at(hay, pos) {
                     Some(c) => caps = c,
                     None => break,
@@ -619,52 +835,73 @@ impl Ruleset {
             }
             let whole = caps.get(0).expect("group 0");
             if let Some(g) = caps.get(rule.secret_group) {
-                if g.start() < g.end() && self.accept(rule, g.as_str()) {
-                    out.push(Span { start: g.start(), end: g.end(), rule: rule.id.clone() });
-                }
+                out.offer(self, rule, text, g.start(), g.end());
             }
             pos = if whole.end() > whole.start() {
                 whole.end()
+            } else if whole.end() < hay.len() {
+                ceil_boundary(text, whole.end() + 1)
             } else {
-                match hay[whole.end()..].chars().next() {
-                    Some(c) => whole.end() + c.len_utf8(),
-                    None => break,
-                }
+                break;
             };
         }
     }
 
     /// Tries an anchored rule at `h` (a keyword hit or a line start);
     /// returns where its match ended, if it matched.
-    fn try_at(&self, text: &str, rule: &CompiledRule, h: usize, out: &mut Vec<Span>) -> Option<usize> {
+    fn try_at(&self, text: &str, rule: &CompiledRule, h: usize, slots: &mut Option<CaptureLocations>, out: &mut Found) -> Option<usize> {
         let b = text.as_bytes();
         let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
         if self.plan(rule).0 == Anchor::Keyword(true) && h > 0 && word(b[h - 1]) == word(b[h]) {
             return None;
         }
-        let Some((_, Some(re))) = self.regexes(rule) else { return None };
+        let Some(Compiled { regex: re, anchored: true, split }) = self.regexes(rule) else { return None };
         // Anchored: the regex stops where the match stops, so a generous
         // slice costs nothing.
         let mut end = ceil_boundary(text, (h + rule.window.max(4096)).min(text.len()));
         loop {
-            let caps = re.captures(&text[h..end])?;
-            let whole = caps.get(0).expect("group 0");
+            let hay = &b[h..end];
+            let found = match split {
+                Some(Split::Whole) => re.find(hay).map(|m| Some((m.range(), Some(m.range())))),
+                Some(Split::Parts(p, g)) => re.find(hay).map(|m| {
+                    let at = p.find(hay).map(|pm| pm.end())?;
+                    let gm = g.find(&hay[at..]).filter(|gm| at + gm.end() == m.end())?;
+                    Some((m.range(), Some(at + gm.start()..at + gm.end())))
+                }),
+                None => Some(None),
+            };
+            let (whole, secret) = match found? {
+                Some(found) => found,
+                None => {
+                    let locs = slots.get_or_insert_with(|| re.capture_locations());
+                    re.captures_read(locs, hay)?;
+                    (locs.get(0).map(|(s, e)| s..e).expect("group 0"), locs.get(rule.secret_group).map(|(s, e)| s..e))
+                }
+            };
             // Cut by the end of the slice: look further and try again.
-            if h + whole.end() == end && end < text.len() {
+            if h + whole.end == end && end < text.len() {
                 end = ceil_boundary(text, (end + (end - h) * 2).min(text.len()));
                 continue;
             }
-            if let Some(g) = caps.get(rule.secret_group) {
-                if g.start() < g.end() && self.accept(rule, g.as_str()) {
-                    out.push(Span { start: h + g.start(), end: h + g.end(), rule: rule.id.clone() });
-                }
+            if let Some(g) = secret {
+                out.offer(self, rule, text, h + g.start, h + g.end);
             }
-            return Some(h + whole.end());
+            return Some(h + whole.end);
         }
     }
 
+    /// The global stopwords, built on the first candidate (an instance
+    /// that redacts nothing never builds them).
+    fn stopwords(&self) -> Option<&AhoCorasick> {
+        self.global_stop
+            .get_or_init(|| {
+                literal_automaton(&self.stopwords, true, MatchKind::Standard, AhoCorasickKind::ContiguousNFA, "global stopwords").map_err(|e| self.record_error(e)).ok().flatten()
+            })
+            .as_ref()
+    }
+
     fn accept(&self, rule: &CompiledRule, secret: &str) -> bool {
-        if secret.contains(REDACTED_PREFIX) {
+        if memchr::memmem::find(secret.as_bytes(), REDACTED_PREFIX.as_bytes()).is_some() {
             return false;
         }
         if let Some(min) = rule.entropy {
@@ -672,7 +909,7 @@ impl Ruleset {
                 return false;
             }
         }
-        if self.global_stop.as_ref().is_some_and(|ac| ac.is_match(secret)) {
+        if self.stopwords().is_some_and(|ac| ac.is_match(secret)) {
             return false;
         }
         if !rule.stopwords.is_empty() {
@@ -682,7 +919,7 @@ impl Ruleset {
             }
         }
         let allow = |l: &Lazy| match l.get() {
-            Ok(list) => list.iter().any(|a| a.is_match(secret)),
+            Ok(list) => list.iter().any(|a| a.is_match(secret.as_bytes())),
             Err(e) => {
                 self.record_error(e);
                 false
@@ -699,20 +936,20 @@ fn line_starts(b: &[u8], from: usize, to: usize) -> impl Iterator<Item = usize> 
 }
 
 /// The keyword automaton: ASCII case-insensitive, overlapping matches.
-fn keyword_automaton(patterns: &[String], kind: aho_corasick::AhoCorasickKind) -> Result<AhoCorasick, aho_corasick::BuildError> {
+fn keyword_automaton(patterns: &[String], kind: AhoCorasickKind) -> Result<AhoCorasick, aho_corasick::BuildError> {
     AhoCorasickBuilder::new().ascii_case_insensitive(true).match_kind(MatchKind::Standard).kind(Some(kind)).build(patterns)
 }
 
 /// An automaton over the non-empty `words`, or `None` when there are none.
-fn literal_automaton(words: &[String], nocase: bool, kind: MatchKind, what: &str) -> Result<Option<AhoCorasick>, String> {
+fn literal_automaton(words: &[String], nocase: bool, semantics: MatchKind, kind: AhoCorasickKind, what: &str) -> Result<Option<AhoCorasick>, String> {
     let words: Vec<&str> = words.iter().map(String::as_str).filter(|w| !w.is_empty()).collect();
     if words.is_empty() {
         return Ok(None);
     }
     AhoCorasickBuilder::new()
         .ascii_case_insensitive(nocase)
-        .match_kind(kind)
-        .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+        .match_kind(semantics)
+        .kind(Some(kind))
         .build(words)
         .map(Some)
         .map_err(|e| format!("{what}: {e}"))
@@ -765,55 +1002,81 @@ fn visible_view(text: &str) -> Option<(String, Vec<usize>)> {
     Some((view, back))
 }
 
-/// Bytes of a found value the propagation automaton is built from.
-const PROPAGATE_PREFIX: usize = 12;
+/// Bytes of a found value its other occurrences are looked up by; shorter
+/// values are not propagated.
+const PROPAGATE_KEY: usize = 8;
+
+/// Where in a value its key starts: the [`PROPAGATE_KEY`] bytes that end
+/// 24 bytes in (or at the end of a shorter value). Not the first bytes:
+/// thousands of values of one provider share a prefix (`sk-proj-`,
+/// `sk_live_`), and one key shared by many values would make each lookup
+/// compare them all.
+fn key_offset(len: usize) -> usize {
+    len.min(24) - PROPAGATE_KEY
+}
 
 /// Every other occurrence of a value already found to be a secret is a
 /// secret too: a token caught in `TOKEN=...` is also caught where the same
-/// text prints it bare (a stack trace, a CSV cell). Values under 8 bytes
-/// are not propagated (too likely to be ordinary words).
+/// text prints it bare (a stack trace, a CSV cell). Values under
+/// [`PROPAGATE_KEY`] bytes are not propagated (too likely to be ordinary
+/// words).
 ///
-/// One overlapping Aho-Corasick pass over the text finds the first
-/// [`PROPAGATE_PREFIX`] bytes of every value; each hit is then compared
-/// with the whole values sharing that prefix (the longest that matches
-/// wins). Building the automaton from short prefixes instead of whole
-/// values keeps its cost low when a dense text yields thousands of values.
-fn propagate_values(text: &str, found: &[(String, String)], spans: &mut Vec<Span>) {
-    let mut values: Vec<&(String, String)> = found.iter().filter(|(v, _)| v.len() >= 8).collect();
-    if values.is_empty() {
+/// One pass over the text reads the [`PROPAGATE_KEY`] bytes at each
+/// position as a `u64` and tests one bit of a hashed bitmap of the values'
+/// keys ([`key_offset`]), a two-bit Bloom filter small enough for the L1
+/// cache. A position that passes looks
+/// its key up among the values sorted by key (binary search), and each
+/// value with that key is compared whole where it would start. Cost: O(n) with a small constant, plus
+/// O(v log v) to sort v values. An Aho-Corasick automaton of the values
+/// did the same search, but building it for the thousands of values of a
+/// dense text cost more than the search (BENCHMARKS.md).
+fn propagate_values(text: &str, found: &[(String, String)], known: &Found, spans: &mut Vec<Span>) {
+    let b = text.as_bytes();
+    let key = |s: &[u8]| u64::from_le_bytes(s[..PROPAGATE_KEY].try_into().expect("PROPAGATE_KEY bytes"));
+    let mut values: Vec<(u64, &str, &str)> = found
+        .iter()
+        .filter(|(v, _)| v.len() >= PROPAGATE_KEY)
+        .map(|(v, r)| (key(&v.as_bytes()[key_offset(v.len())..]), v.as_str(), r.as_str()))
+        .collect();
+    if values.is_empty() || b.len() < PROPAGATE_KEY {
         return;
     }
-    // Longest first within a prefix, so the first value that matches wins.
-    values.sort_by(|a, b| a.0.as_bytes()[..PROPAGATE_PREFIX.min(a.0.len())].cmp(&b.0.as_bytes()[..PROPAGATE_PREFIX.min(b.0.len())]).then(b.0.len().cmp(&a.0.len())).then(a.cmp(b)));
-    values.dedup_by(|a, b| a.0 == b.0);
-    let prefix = |v: &str| -> String {
-        let mut n = PROPAGATE_PREFIX.min(v.len());
-        while !v.is_char_boundary(n) {
-            n -= 1;
-        }
-        v[..n].to_string()
+    // A value found by several rules keeps the first rule (stable sort).
+    values.sort_by(|x, y| x.0.cmp(&y.0).then_with(|| x.1.cmp(y.1)));
+    values.dedup_by(|x, y| x.1 == y.1);
+    // A Bloom filter with two bits per key, 32 KB at most so that it stays
+    // in the L1 cache (it is read at every byte): about 2 % of positions
+    // pass it with 16 000 values.
+    let log = (values.len() * 16).next_power_of_two().clamp(1 << 12, 1 << 18).trailing_zeros();
+    let slots = |k: u64| {
+        let h = k.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ((h >> (64 - log)) as usize, ((h >> (64 - 2 * log)) & ((1 << log) - 1)) as usize)
     };
-    // prefix → the range of `values` that share it
-    let mut prefixes: Vec<(String, std::ops::Range<usize>)> = Vec::new();
-    for (i, (v, _)) in values.iter().enumerate() {
-        let p = prefix(v);
-        match prefixes.last_mut() {
-            Some((last, r)) if *last == p => r.end = i + 1,
-            _ => prefixes.push((p, i..i + 1)),
-        }
+    // The keys alone, for the binary search: 8 bytes apart instead of 40.
+    let keys: Vec<u64> = values.iter().map(|v| v.0).collect();
+    let mut filter = vec![0u64; (1 << log) / 64];
+    let has = |f: &[u64], s: usize| f[s / 64] & (1 << (s % 64)) != 0;
+    for &(k, ..) in &values {
+        let (s1, s2) = slots(k);
+        filter[s1 / 64] |= 1 << (s1 % 64);
+        filter[s2 / 64] |= 1 << (s2 % 64);
     }
-    let Ok(ac) = AhoCorasickBuilder::new()
-        .match_kind(MatchKind::Standard)
-        .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
-        .build(prefixes.iter().map(|(p, _)| p.as_str()))
-    else {
-        return;
-    };
-    for m in ac.find_overlapping_iter(text) {
-        let rest = &text.as_bytes()[m.start()..];
-        let range = prefixes[m.pattern().as_usize()].1.clone();
-        if let Some((v, rule)) = values[range].iter().map(|e| (&e.0, &e.1)).find(|(v, _)| rest.starts_with(v.as_bytes())) {
-            spans.push(Span { start: m.start(), end: m.start() + v.len(), rule: rule.clone() });
+    for j in 0..=b.len() - PROPAGATE_KEY {
+        let k = key(&b[j..]);
+        let (s1, s2) = slots(k);
+        if !has(&filter, s1) || !has(&filter, s2) {
+            continue;
+        }
+        let first = keys.partition_point(|&x| x < k);
+        for (_, v, rule) in values[first..].iter().take_while(|v| v.0 == k) {
+            // Every match is kept; where two values match at one start,
+            // merging keeps the longer. A match where a rule found the
+            // value is no other occurrence.
+            let Some(start) = j.checked_sub(key_offset(v.len())) else { continue };
+            let end = start + v.len();
+            if b[start..].starts_with(v.as_bytes()) && !known.bounds.contains_key(&(start, end)) {
+                spans.push(Span { start, end, rule: (*rule).to_string() });
+            }
         }
     }
 }
@@ -946,6 +1209,56 @@ mod tests {
     }
 
     #[test]
+    fn secret_splits() {
+        let split = |a: &str, g| secret_split(a, g);
+        let parts = |p: &str, g: &str| Some(Some((p.to_string(), g.to_string())));
+        assert_eq!(split(r"\A(?:(ghp_[A-Za-z0-9]{36})\b)", 1), Some(None), "the group is the whole match");
+        assert_eq!(split(r"\A(?:ghp_[a-z]+)", 0), Some(None));
+        assert_eq!(split(r"(?i)\A(?:token\s*=\s*([^\s]{6,}))", 1), parts(r"(?i)\A(?:token\s*=\s*)", r"(?i)\A(?:[^\s]{6,})"));
+        assert_eq!(split(r"\A(?:k(a)=(b)\b$)", 2), parts(r"\A(?:k(a)=)", r"\A(?:b)\b$"));
+        assert_eq!(split(r"\A(?:k=[(](b))", 1), parts(r"\A(?:k=[(])", r"\A(?:b)"), "a parenthesis in a class is no group");
+        assert_eq!(split(r"\A(?:k=(\bb))", 1), None, "an assertion inside the group");
+        assert_eq!(split(r"\A(?:k=([^$]b))", 1), parts(r"\A(?:k=)", r"\A(?:[^$]b)"), "no assertion in a class");
+        assert_eq!(split(r"\A(?:k=(b)+)", 1), None, "a repeated group");
+        assert_eq!(split(r"\A(?:k=(b)c)", 1), None, "the group is not last");
+        assert_eq!(split(r"\A(?:(?i)k=(b))", 1), None, "flags inside");
+        assert_eq!(split(r"\A(?:k=(?P<v>b))", 1), None, "not a plain group");
+    }
+
+    #[test]
+    fn split_tries_find_what_capture_groups_find() {
+        // P's own preferred match is not always the one the whole regex
+        // takes: `"abcde` needs the quote in the secret to reach 6 bytes.
+        let re = r#"(?i)token["']?\s*[:=]\s*["']?([^\s]{6,})"#;
+        let rs = Ruleset::compile(&set(vec![rule("t", re, &["token"], 1)])).unwrap();
+        let full = Regex::new(re).unwrap();
+        for text in ["token: \"abcde", "token: \"abcdef\" x", "TOKEN='abcdefgh'", "token = ab token=abcdefghij", "token:\n  abcdefgh", "token:=:=abcdefgh"] {
+            let want: Vec<(usize, usize)> = full.captures_iter(text.as_bytes()).filter_map(|c| c.get(1)).map(|g| (g.start(), g.end())).collect();
+            let got: Vec<(usize, usize)> = rs.scan(text, &[]).iter().map(|s| (s.start, s.end)).collect();
+            assert_eq!(got, want, "{text:?}");
+        }
+        assert!(matches!(rs.regexes(&rs.rules[0]), Some(Compiled { anchored: true, split: Some(Split::Parts(..)), .. })));
+    }
+
+    #[test]
+    fn byte_mode_matches_widen_to_whole_characters() {
+        // `{1,3}` counts bytes: the match ends inside the second `é`.
+        let rs = Ruleset::compile(&set(vec![rule("pw", r"pw=([^\s]{1,3})", &["pw="], 1)])).unwrap();
+        let text = "pw=ééé end";
+        let spans = rs.scan(text, &[]);
+        assert_eq!(spans.iter().map(|s| &text[s.start..s.end]).collect::<Vec<_>>(), ["éé"]);
+        // A non-ASCII character in a class: compiled with Unicode on.
+        let rs = Ruleset::compile(&set(vec![rule("pw", r"pw=([^é\s]+)", &["pw="], 1)])).unwrap();
+        let text = "pw=abcéxyz";
+        let spans = rs.scan(text, &[]);
+        assert_eq!(spans.iter().map(|s| &text[s.start..s.end]).collect::<Vec<_>>(), ["abc"]);
+        // ASCII classes and case folding, as in regex-lite: `\w` stops at `é`.
+        let rs = Ruleset::compile(&set(vec![rule("pw", r"(?i)PW=(\w+)", &["pw="], 1)])).unwrap();
+        let text = "pw=abcéxyz";
+        assert_eq!(rs.scan(text, &[]).iter().map(|s| &text[s.start..s.end]).collect::<Vec<_>>(), ["abc"]);
+    }
+
+    #[test]
     fn line_start_rules_find_what_a_search_finds() {
         let rs = Ruleset::compile(&set(vec![rule("ini", r"(?im)^\s*[a-z_]*password\s*=\s*(\S{6,})\s*$", &["password"], 1)])).unwrap();
         let text = "[db]\nhost = x\n  DB_PASSWORD = hunter2hunter\nx password = nope nope\npassword=abcdefgh\n";
@@ -957,6 +1270,9 @@ mod tests {
     fn bad_regex_names_the_rule() {
         let err = Ruleset::compile(&set(vec![rule("broken", "(", &["x"], 0)])).unwrap().compile_all().err().unwrap();
         assert!(err.contains("broken"), "{err}");
+        // The `regex` crate takes `\p{L}`; the rule format does not.
+        let err = Ruleset::compile(&set(vec![rule("unicode", r"x(\p{L}+)", &["x"], 1)])).unwrap().compile_all().err().unwrap();
+        assert!(err.contains("unicode") && err.contains("not regex-lite syntax"), "{err}");
     }
 
     #[test]

@@ -43,8 +43,13 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
                 break;
             }
             out.extend_from_slice(&valid.as_bytes()[last..s.start]);
-            out.extend_from_slice(format!("{REDACTED_PREFIX}{}]", s.rule).as_bytes());
-            *counts.entry(s.rule.clone()).or_default() += 1;
+            out.extend_from_slice(REDACTED_PREFIX.as_bytes());
+            out.extend_from_slice(s.rule.as_bytes());
+            out.push(b']');
+            match counts.get_mut(&s.rule) {
+                Some(n) => *n += 1,
+                None => drop(counts.insert(s.rule.clone(), 1)),
+            }
             last = s.end;
         }
         if beyond || start + valid.len() > commit {

@@ -5,10 +5,10 @@
 //! A data-only pack answers `info()` and `rules()` with constants. The
 //! builder therefore:
 //!
-//! 1. parses and validates the TOML rules file (every regex compiles in
-//!    regex-lite, the engine the pipeline uses; every rule's `examples` are
-//!    redacted by it and its `counter_examples` are not), reporting
-//!    `file:line` for each problem;
+//! 1. parses and validates the TOML rules file (every regex is regex-lite
+//!    syntax and compiles in the pipeline's engine; every rule's `examples`
+//!    are redacted by the pipeline's redaction and its `counter_examples`
+//!    are not), reporting `file:line` for each problem;
 //! 2. lays `pack-info` and `rule-set` out in canonical ABI form
 //!    ([`crate::abi`]) as one data segment;
 //! 3. emits a core module with `wasm-encoder`: four exported functions that
@@ -97,7 +97,7 @@ pub struct RuleToml {
     /// `secret` or `path`.
     #[serde(default = "default_kind")]
     pub kind: String,
-    /// regex-lite regex.
+    /// Regex, in regex-lite's syntax.
     pub regex: String,
     /// Keywords (lower case).
     #[serde(default)]

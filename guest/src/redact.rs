@@ -20,10 +20,11 @@
 //!      hit's line unless the regex can span lines. Running 150 rules over
 //!      the whole text is never done; rules without keywords are the
 //!      exception and are refused by the pack builder.
-//! 3. An anchored try finds its match with a lazy DFA. The secret group
-//!    comes from two more DFA runs where the regex is `P(G)` with G last
-//!    ([`Split`]), and from the capture engine (a bounded backtracker,
-//!    several times slower per byte) only where that does not settle it.
+//! 3. On the `regex` crate (below), an anchored try finds its match with a
+//!    lazy DFA. The secret group comes from two more DFA runs where the
+//!    regex is `P(G)` with G last ([`Split`]), and from the capture engine
+//!    (a bounded backtracker, several times slower per byte) only where
+//!    that does not settle it.
 //! 4. A candidate is kept when its secret group clears the rule's entropy
 //!    threshold and matches no allowlist (rule and global) and no stopword.
 //!    A candidate another rule already found with the same bounds is not
@@ -39,17 +40,22 @@
 //! Regexes, allowlists and anchor plans are built on a rule's first hit:
 //! most rules never hit in a given instance, and a pack has hundreds.
 //!
-//! # The regex engine
+//! # The regex engines
 //!
 //! Rules are written in regex-lite's syntax, and [`Ruleset::compile_all`]
 //! (which the pack builder runs) refuses a regex regex-lite does not
-//! accept, so the rule format stays that small dialect. They run on the
-//! `regex` crate's engines, which tiktoken-rs already links into the
-//! component: regex-lite has only a PikeVM, and on text where every line
-//! holds a secret its capture search was half of all the time spent, at a
-//! fifth of the speed this module needs (BENCHMARKS.md). The regexes are
-//! compiled over bytes with Unicode off ([`compile_regex`]), which keeps
-//! regex-lite's ASCII `\d \s \w \b` and `(?i)`.
+//! accept, so the rule format stays that small dialect. ASCII texts of
+//! [`FAST_MIN_TEXT`] bytes and more run on the `regex` crate's engines,
+//! which tiktoken-rs already links into the component; all other texts on
+//! regex-lite. regex-lite has only a PikeVM: on text where every line holds
+//! a secret it held redaction to 1.9× gitleaks' speed, the lazy DFA here
+//! to 14× (BENCHMARKS.md). But an instance that uses the `regex` crate
+//! holds ~0.1 MiB more, and a host keeps an instance per tenant, most of
+//! them redacting small outputs. The `regex` crate compiles the rules over
+//! bytes with Unicode off ([`compile_regex`]): `\d \s \w \b` and `(?i)`
+//! are ASCII, as in regex-lite, and on ASCII text, where a byte is a
+//! character, both engines find the same matches. Which one ran never
+//! shows in the output (`engines_agree_on_ascii_text`).
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
@@ -75,6 +81,14 @@ pub const WINDOW_BEFORE: usize = 128;
 /// outputs and streams (BENCHMARKS.md). An instance builds it once, on its
 /// first large text.
 pub const DFA_MIN_TEXT: usize = 1 << 20;
+/// ASCII texts at least this long run on the `regex` crate's engines;
+/// others on regex-lite's. On ASCII text the two give the same matches
+/// (see the module docs), so which one ran never shows in the output. The
+/// `regex` crate is several times faster on text dense with secrets, but an
+/// instance that uses it holds ~0.1 MiB more (BENCHMARKS.md), which a
+/// thousand tenants' instances, each redacting small outputs, cannot
+/// afford.
+pub const FAST_MIN_TEXT: usize = 64 << 10;
 /// Marker prefix of a replacement; never itself treated as a secret.
 pub const REDACTED_PREFIX: &str = "[REDACTED:";
 
@@ -91,8 +105,10 @@ struct CompiledRule {
     /// Where matches can start (see [`Anchor`]) and the source of the
     /// `\A`-anchored form; worked out on the rule's first keyword hit.
     plan: OnceLock<(Anchor, Option<String>)>,
-    /// The regex (or its anchored form), compiled on first use.
+    /// The regex (or its anchored form), compiled on first use: for the
+    /// `regex` crate, and for regex-lite.
     compiled: OnceLock<Option<Compiled>>,
+    lite: OnceLock<Option<regex_lite::Regex>>,
     /// The regex can match across lines (`\n`, `(?s)`, `(?m)`, `[\s\S]`);
     /// other rules only look at the line of their keyword hit.
     multiline: bool,
@@ -111,11 +127,21 @@ struct Lazy {
     what: String,
     src: Vec<String>,
     compiled: OnceLock<Result<Vec<Regex>, String>>,
+    lite: OnceLock<Result<Vec<regex_lite::Regex>, String>>,
 }
 
 impl Lazy {
     fn new(what: String, src: &[String]) -> Self {
-        Self { what, src: src.to_vec(), compiled: OnceLock::new() }
+        Self { what, src: src.to_vec(), compiled: OnceLock::new(), lite: OnceLock::new() }
+    }
+
+    /// Whether any regex of the list matches `s`, on the engine of the scan.
+    fn matches(&self, s: &str, fast: bool) -> Result<bool, String> {
+        if fast {
+            return self.get().map(|l| l.iter().any(|a| a.is_match(s.as_bytes())));
+        }
+        let lite = self.lite.get_or_init(|| self.src.iter().map(|a| lite_regex(&self.what, a)).collect());
+        lite.as_deref().map(|l| l.iter().any(|a| a.is_match(s))).map_err(Clone::clone)
     }
 
     /// The list as one regex where it can be (`(?:a)|(?:b)|…` in byte
@@ -179,6 +205,8 @@ pub struct Span {
 /// matches are not propagated, secret matches are.)
 #[derive(Default)]
 struct Found {
+    /// This scan runs the `regex` crate's engines (see [`FAST_MIN_TEXT`]).
+    fast: bool,
     spans: Vec<Span>,
     /// (start, end) → whether a propagating rule found it
     bounds: rustc_hash::FxHashMap<(usize, usize), bool>,
@@ -188,13 +216,13 @@ impl Found {
     /// Adds the candidate `text[start..end]` if it is new and `rule`
     /// accepts it.
     fn offer(&mut self, set: &Ruleset, rule: &CompiledRule, text: &str, start: usize, end: usize) {
-        // Byte-mode classes can start or end a match inside a character
-        // ([`compile_regex`]): the span widens to whole characters.
+        // Only ASCII text reaches the byte-mode engine, whose bounds could
+        // otherwise fall inside a character: kept on whole characters.
         let (start, end) = (floor_boundary(text, start), ceil_boundary(text, end));
         if start == end || self.bounds.get(&(start, end)).is_some_and(|&p| p || !rule.propagate) {
             return;
         }
-        if set.accept(rule, &text[start..end]) {
+        if set.accept(rule, &text[start..end], self.fast) {
             self.bounds.insert((start, end), rule.propagate);
             self.spans.push(Span { start, end, rule: rule.id.clone() });
         }
@@ -208,11 +236,10 @@ pub const TENANT_ROOT_RULE: &str = "tenant-path-root";
 /// engines, over bytes, with Unicode off: `\d \s \w \b` and `(?i)` are
 /// ASCII, as in regex-lite, and a class or `.` matches one byte, so the
 /// automata stay small (a Unicode `[^\s]{1,256}` is thousands of NFA
-/// states). On ASCII text the matches are regex-lite's. On other text
-/// counts are in bytes and a match may start or end inside a character,
-/// which [`Found::offer`] widens to whole characters. A regex with a
-/// non-ASCII character in a class cannot be built that way and is
-/// compiled with Unicode on instead.
+/// states). It runs on ASCII text only ([`FAST_MIN_TEXT`]), where that is
+/// regex-lite's matching. A regex with a non-ASCII character in a class
+/// cannot be built that way and is compiled with Unicode on instead (on
+/// ASCII text, the same matches).
 fn compile_regex(what: &str, src: &str) -> Result<Regex, String> {
     byte_regex(src, false).or_else(|_| byte_regex(src, true)).map_err(|e| format!("{what}: regex does not compile: {e}"))
 }
@@ -222,10 +249,10 @@ fn byte_regex(src: &str, unicode: bool) -> Result<Regex, regex::Error> {
     RegexBuilder::new(src).unicode(unicode).size_limit(REGEX_SIZE_LIMIT).dfa_size_limit(REGEX_DFA_LIMIT).build()
 }
 
-/// Refuses a regex outside regex-lite's syntax (`\p{..}`, class set
-/// operations), which the `regex` crate would accept.
-fn dialect(what: &str, src: &str) -> Result<(), String> {
-    regex_lite::Regex::new(src).map(drop).map_err(|e| format!("{what}: not regex-lite syntax: {e}"))
+/// `src` for regex-lite. Refuses a regex outside regex-lite's syntax
+/// (`\p{..}`, class set operations), which the `regex` crate would accept.
+fn lite_regex(what: &str, src: &str) -> Result<regex_lite::Regex, String> {
+    regex_lite::Regex::new(src).map_err(|e| format!("{what}: not regex-lite syntax: {e}"))
 }
 
 /// Most heap a compiled regex may take (its NFAs), and most its lazy DFA
@@ -558,6 +585,7 @@ impl Ruleset {
                 keywords,
                 plan: OnceLock::new(),
                 compiled: OnceLock::new(),
+                lite: OnceLock::new(),
                 multiline,
                 id: r.id.clone(),
                 propagate: r.kind == crate::pack_api::RuleKind::Secret,
@@ -600,14 +628,13 @@ impl Ruleset {
             return Err(e);
         }
         for l in self.rules.iter().map(|r| &r.allow).chain([&self.global_allow]) {
-            for src in &l.src {
-                dialect(&l.what, src)?;
-            }
+            l.matches("", false)?;
         }
         for r in &self.rules {
-            dialect(&format!("rule `{}`", r.id), &r.src)?;
+            lite_regex(&format!("rule `{}`", r.id), &r.src)?;
+            self.lite(r);
         }
-        Ok(())
+        self.error().map_or(Ok(()), Err)
     }
 
     /// The first rule that failed to compile on use, if any: the pack is
@@ -654,6 +681,16 @@ impl Ruleset {
                     Ok(c)
                 });
                 checked.map_err(|e| self.record_error(e)).ok()
+            })
+            .as_ref()
+    }
+
+    /// The rule's regex (or its anchored form) for regex-lite.
+    fn lite<'r>(&self, rule: &'r CompiledRule) -> Option<&'r regex_lite::Regex> {
+        rule.lite
+            .get_or_init(|| {
+                let src = self.plan(rule).1.as_deref().unwrap_or(&rule.src);
+                lite_regex(&format!("rule `{}`", rule.id), src).map_err(|e| self.record_error(e)).ok()
             })
             .as_ref()
     }
@@ -706,7 +743,7 @@ impl Ruleset {
     }
 
     fn scan_plain(&self, text: &str, custom: &[Finding], lenient: bool) -> Vec<Span> {
-        let mut out = Found::default();
+        let mut out = Found { fast: text.len() >= FAST_MIN_TEXT && text.is_ascii(), ..Found::default() };
         // Per rule: keyword hit starts (keyword-anchored rules) or merged
         // windows (the others), in text order.
         let mut found: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.rules.len()];
@@ -815,32 +852,49 @@ impl Ruleset {
     }
 
     fn scan_window(&self, text: &str, rule: &CompiledRule, ws: usize, we: usize, out: &mut Found) {
-        let Some(Compiled { regex, anchored: false, .. }) = self.regexes(rule) else { return };
+        // The match at or after `pos` in `text[..end]`, and its secret.
+        type Caps = Option<(std::ops::Range<usize>, Option<std::ops::Range<usize>>)>;
+        let fast = match out.fast {
+            true => match self.regexes(rule) {
+                Some(Compiled { regex, anchored: false, .. }) => Some(regex),
+                _ => return,
+            },
+            false => None,
+        };
+        let Some(lite) = (if fast.is_none() { self.lite(rule).map(Some) } else { Some(None) }) else { return };
+        let captures_at = |end: usize, pos: usize| -> Caps {
+            let range = |g: Option<(usize, usize)>| g.map(|(s, e)| s..e);
+            match (fast, lite) {
+                (Some(re), _) => re.captures_at(&text.as_bytes()[..end], pos).map(|c| (c.get(0).expect("group 0").range(), c.get(rule.secret_group).map(|g| g.range()))),
+                (None, Some(re)) => re.captures_at(&text[..end], pos).map(|c| (range(c.get(0).map(|g| (g.start(), g.end()))).expect("group 0"), range(c.get(rule.secret_group).map(|g| (g.start(), g.end()))))),
+                (None, None) => None,
+            }
+        };
         let b = text.as_bytes();
         let mut pos = ws;
         while pos <= we {
-            let mut hay = &b[..we];
-            let Some(mut caps) = regex.captures_at(hay, pos) else { break };
+            let mut end = we;
+            let Some(mut caps) = captures_at(end, pos) else { break };
             // A match that runs into the window's end may be cut short by it
             // (a long token, a PEM block): widen the window and match again.
             // (A window that ends at a line end cannot cut a single-line match.)
-            let line_end = b.get(hay.len()) == Some(&b'\n') && !rule.multiline;
-            while !line_end && caps.get(0).expect("group 0").end() == hay.len() && hay.len() < b.len() {
-                let grow = (hay.len() - ws).max(rule.window) * 2;
-                hay = &b[..ceil_boundary(text, (hay.len() + grow).min(b.len()))];
-                match regex.captures_at(hay, pos) {
+            let line_end = b.get(end) == Some(&b'\n') && !rule.multiline;
+            while !line_end && caps.0.end == end && end < b.len() {
+                let grow = (end - ws).max(rule.window) * 2;
+                end = ceil_boundary(text, (end + grow).min(b.len()));
+                match captures_at(end, pos) {
                     Some(c) => caps = c,
                     None => break,
                 }
             }
-            let whole = caps.get(0).expect("group 0");
-            if let Some(g) = caps.get(rule.secret_group) {
-                out.offer(self, rule, text, g.start(), g.end());
+            let (whole, secret) = caps;
+            if let Some(g) = secret {
+                out.offer(self, rule, text, g.start, g.end);
             }
-            pos = if whole.end() > whole.start() {
-                whole.end()
-            } else if whole.end() < hay.len() {
-                ceil_boundary(text, whole.end() + 1)
+            pos = if whole.end > whole.start {
+                whole.end
+            } else if whole.end < end {
+                ceil_boundary(text, whole.end + 1)
             } else {
                 break;
             };
@@ -855,10 +909,25 @@ impl Ruleset {
         if self.plan(rule).0 == Anchor::Keyword(true) && h > 0 && word(b[h - 1]) == word(b[h]) {
             return None;
         }
-        let Some(Compiled { regex: re, anchored: true, split }) = self.regexes(rule) else { return None };
         // Anchored: the regex stops where the match stops, so a generous
         // slice costs nothing.
         let mut end = ceil_boundary(text, (h + rule.window.max(4096)).min(text.len()));
+        if !out.fast {
+            let re = self.lite(rule)?;
+            loop {
+                let caps = re.captures(&text[h..end])?;
+                let whole = caps.get(0).expect("group 0");
+                if h + whole.end() == end && end < text.len() {
+                    end = ceil_boundary(text, (end + (end - h) * 2).min(text.len()));
+                    continue;
+                }
+                if let Some(g) = caps.get(rule.secret_group) {
+                    out.offer(self, rule, text, h + g.start(), h + g.end());
+                }
+                return Some(h + whole.end());
+            }
+        }
+        let Some(Compiled { regex: re, anchored: true, split }) = self.regexes(rule) else { return None };
         loop {
             let hay = &b[h..end];
             let found = match split {
@@ -900,7 +969,7 @@ impl Ruleset {
             .as_ref()
     }
 
-    fn accept(&self, rule: &CompiledRule, secret: &str) -> bool {
+    fn accept(&self, rule: &CompiledRule, secret: &str, fast: bool) -> bool {
         if memchr::memmem::find(secret.as_bytes(), REDACTED_PREFIX.as_bytes()).is_some() {
             return false;
         }
@@ -918,8 +987,8 @@ impl Ruleset {
                 return false;
             }
         }
-        let allow = |l: &Lazy| match l.get() {
-            Ok(list) => list.iter().any(|a| a.is_match(secret.as_bytes())),
+        let allow = |l: &Lazy| match l.matches(secret, fast) {
+            Ok(m) => m,
             Err(e) => {
                 self.record_error(e);
                 false
@@ -1225,6 +1294,15 @@ mod tests {
         assert_eq!(split(r"\A(?:k=(?P<v>b))", 1), None, "not a plain group");
     }
 
+    /// `text`'s spans on both engines: as it is (regex-lite) and followed
+    /// by a filler that makes it long enough for the `regex` crate.
+    fn both_engines(rs: &Ruleset, text: &str) -> (Vec<(usize, usize)>, Vec<(usize, usize)>) {
+        let long = format!("{text}\n{}", ".".repeat(FAST_MIN_TEXT));
+        let lite = rs.scan(text, &[]).iter().map(|s| (s.start, s.end)).collect();
+        let fast = rs.scan(&long, &[]).iter().map(|s| (s.start, s.end)).collect();
+        (lite, fast)
+    }
+
     #[test]
     fn split_tries_find_what_capture_groups_find() {
         // P's own preferred match is not always the one the whole regex
@@ -1234,28 +1312,56 @@ mod tests {
         let full = Regex::new(re).unwrap();
         for text in ["token: \"abcde", "token: \"abcdef\" x", "TOKEN='abcdefgh'", "token = ab token=abcdefghij", "token:\n  abcdefgh", "token:=:=abcdefgh"] {
             let want: Vec<(usize, usize)> = full.captures_iter(text.as_bytes()).filter_map(|c| c.get(1)).map(|g| (g.start(), g.end())).collect();
-            let got: Vec<(usize, usize)> = rs.scan(text, &[]).iter().map(|s| (s.start, s.end)).collect();
-            assert_eq!(got, want, "{text:?}");
+            let (lite, fast) = both_engines(&rs, text);
+            assert_eq!(fast, want, "{text:?}");
+            assert_eq!(lite, want, "{text:?}");
         }
         assert!(matches!(rs.regexes(&rs.rules[0]), Some(Compiled { anchored: true, split: Some(Split::Parts(..)), .. })));
     }
 
     #[test]
-    fn byte_mode_matches_widen_to_whole_characters() {
-        // `{1,3}` counts bytes: the match ends inside the second `é`.
+    fn engines_agree_on_ascii_text() {
+        let rs = Ruleset::compile(&set(vec![
+            rule("gh", r"\b(ghp_[A-Za-z0-9]{8})\b", &["ghp_"], 1),
+            rule("env", r#"(?i)(?:password|token)["']?\s*[:=]\s*["']?([^\s"',;]{6,20})"#, &["password", "token"], 1),
+            rule("ini", r"(?im)^\s*[a-z_]*secret\s*=\s*(\S{6,})\s*$", &["secret"], 1),
+            rule("url", r"[a-z]+://[^\s:/@]+:([^\s/@]+)@", &["://"], 1),
+            rule("ctx", r"(?i)\[api\][\s\S]{0,60}?key\s*=\s*([A-Za-z0-9]{8})\b", &["[api]"], 1),
+        ]))
+        .unwrap();
+        let texts = [
+            "TOKEN=ghp_abcd1234 and ghp_abcd1234 again",
+            "x password: 'hunter2hunter' y; token=ab",
+            "[db]\n  MY_SECRET = s3cr3tvalue\nsecret=short\n",
+            "db at postgres://app:pa55word@db:5432/x and https://u:p@h",
+            "[api]\nname = x\nKEY = abcdEFGH\n",
+            "password=ghp_abcd1234,token=\"zzzzzzzz\"",
+        ];
+        for text in texts {
+            let (lite, fast) = both_engines(&rs, text);
+            assert!(!lite.is_empty(), "{text:?}");
+            assert_eq!(fast, lite, "{text:?}");
+        }
+        // Each engine's regexes compiled, so both ran.
+        assert!(rs.rules.iter().all(|r| r.lite.get().is_some() && r.compiled.get().is_some()));
+    }
+
+    #[test]
+    fn non_ascii_text_runs_on_regex_lite() {
+        // Counts are characters, long text or not: the `regex` crate runs
+        // only on ASCII text, where bytes are characters.
         let rs = Ruleset::compile(&set(vec![rule("pw", r"pw=([^\s]{1,3})", &["pw="], 1)])).unwrap();
-        let text = "pw=ééé end";
-        let spans = rs.scan(text, &[]);
-        assert_eq!(spans.iter().map(|s| &text[s.start..s.end]).collect::<Vec<_>>(), ["éé"]);
-        // A non-ASCII character in a class: compiled with Unicode on.
-        let rs = Ruleset::compile(&set(vec![rule("pw", r"pw=([^é\s]+)", &["pw="], 1)])).unwrap();
-        let text = "pw=abcéxyz";
-        let spans = rs.scan(text, &[]);
-        assert_eq!(spans.iter().map(|s| &text[s.start..s.end]).collect::<Vec<_>>(), ["abc"]);
-        // ASCII classes and case folding, as in regex-lite: `\w` stops at `é`.
-        let rs = Ruleset::compile(&set(vec![rule("pw", r"(?i)PW=(\w+)", &["pw="], 1)])).unwrap();
-        let text = "pw=abcéxyz";
-        assert_eq!(rs.scan(text, &[]).iter().map(|s| &text[s.start..s.end]).collect::<Vec<_>>(), ["abc"]);
+        let text = "pw=éééé end";
+        let long = format!("{text}\n{}", ".".repeat(FAST_MIN_TEXT));
+        for t in [text, long.as_str()] {
+            let spans = rs.scan(t, &[]);
+            assert_eq!(spans.iter().map(|s| &t[s.start..s.end]).collect::<Vec<_>>(), ["ééé"]);
+        }
+        assert!(rs.rules[0].compiled.get().is_none(), "the regex crate never ran");
+        // A non-ASCII character in a class, for the `regex` crate: compiled
+        // with Unicode on.
+        assert!(compile_regex("x", r"pw=([^é\s]+)").is_ok());
+        assert!(byte_regex(r"pw=([^é\s]+)", false).is_err());
     }
 
     #[test]

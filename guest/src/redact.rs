@@ -58,6 +58,7 @@
 //! shows in the output (`engines_agree_on_ascii_text`).
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::{Mutex, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
@@ -377,6 +378,23 @@ struct Compiled {
     anchored: bool,
     /// How an anchored try finds the secret without capture groups.
     split: Option<Split>,
+}
+
+/// The engine a window search runs on (see [`FAST_MIN_TEXT`]).
+enum Engine<'r> {
+    Fast(&'r Regex),
+    Lite(&'r regex_lite::Regex),
+}
+
+impl Engine<'_> {
+    /// The first match at or after `pos` in `text[..end]`, and its group
+    /// `group`.
+    fn captures_at(&self, text: &str, end: usize, pos: usize, group: usize) -> Option<(Range<usize>, Option<Range<usize>>)> {
+        match self {
+            Engine::Fast(re) => re.captures_at(&text.as_bytes()[..end], pos).map(|c| (c.get(0).expect("group 0").range(), c.get(group).map(|g| g.range()))),
+            Engine::Lite(re) => re.captures_at(&text[..end], pos).map(|c| (c.get(0).expect("group 0").range(), c.get(group).map(|g| g.range()))),
+        }
+    }
 }
 
 /// How the secret of an anchored try is found without capture groups,
@@ -852,24 +870,14 @@ impl Ruleset {
     }
 
     fn scan_window(&self, text: &str, rule: &CompiledRule, ws: usize, we: usize, out: &mut Found) {
-        // The match at or after `pos` in `text[..end]`, and its secret.
-        type Caps = Option<(std::ops::Range<usize>, Option<std::ops::Range<usize>>)>;
-        let fast = match out.fast {
-            true => match self.regexes(rule) {
-                Some(Compiled { regex, anchored: false, .. }) => Some(regex),
-                _ => return,
-            },
-            false => None,
+        let engine = if out.fast {
+            let Some(Compiled { regex, anchored: false, .. }) = self.regexes(rule) else { return };
+            Engine::Fast(regex)
+        } else {
+            let Some(regex) = self.lite(rule) else { return };
+            Engine::Lite(regex)
         };
-        let Some(lite) = (if fast.is_none() { self.lite(rule).map(Some) } else { Some(None) }) else { return };
-        let captures_at = |end: usize, pos: usize| -> Caps {
-            let range = |g: Option<(usize, usize)>| g.map(|(s, e)| s..e);
-            match (fast, lite) {
-                (Some(re), _) => re.captures_at(&text.as_bytes()[..end], pos).map(|c| (c.get(0).expect("group 0").range(), c.get(rule.secret_group).map(|g| g.range()))),
-                (None, Some(re)) => re.captures_at(&text[..end], pos).map(|c| (range(c.get(0).map(|g| (g.start(), g.end()))).expect("group 0"), range(c.get(rule.secret_group).map(|g| (g.start(), g.end()))))),
-                (None, None) => None,
-            }
-        };
+        let captures_at = |end: usize, pos: usize| engine.captures_at(text, end, pos, rule.secret_group);
         let b = text.as_bytes();
         let mut pos = ws;
         while pos <= we {

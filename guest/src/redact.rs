@@ -433,23 +433,16 @@ fn secret_split(anchored: &str, secret_group: usize) -> Option<Option<(String, S
     let (flags, rest) = split_flags(anchored);
     let body = rest.strip_prefix("\\A(?:")?.strip_suffix(')')?;
     // The last group at the top level of `body`.
-    let (mut depth, mut class, mut esc, mut open, mut last) = (0usize, false, false, 0, None);
-    for (i, c) in body.bytes().enumerate() {
-        if esc {
-            esc = false;
-            continue;
-        }
-        match c {
-            b'\\' => esc = true,
-            b'[' if !class => class = true,
-            b']' if class => class = false,
-            b'(' if !class => {
+    let (mut depth, mut open, mut last) = (0usize, 0, None);
+    for (i, t) in outside_classes(body.as_bytes()) {
+        match t {
+            Tok::Plain(b'(') => {
                 if depth == 0 {
                     open = i;
                 }
                 depth += 1;
             }
-            b')' if !class && depth > 0 => {
+            Tok::Plain(b')') if depth > 0 => {
                 depth -= 1;
                 if depth == 0 {
                     last = Some((open, i));
@@ -477,24 +470,37 @@ fn secret_split(anchored: &str, secret_group: usize) -> Option<Option<(String, S
 
 /// Whether `s` has an assertion (`^ $ \b \B \A \z \< \>`) outside a class.
 fn has_assertion(s: &str) -> bool {
+    outside_classes(s.as_bytes()).any(|(_, t)| matches!(t, Tok::Escaped(b'b' | b'B' | b'A' | b'z' | b'<' | b'>') | Tok::Plain(b'^' | b'$')))
+}
+
+/// A byte of a regex source outside its character classes.
+#[derive(Clone, Copy)]
+enum Tok {
+    /// The byte after a `\`.
+    Escaped(u8),
+    Plain(u8),
+}
+
+/// The bytes of a regex source outside character classes (the brackets
+/// included), with their indices; a `\` itself is not yielded. The one
+/// lexer behind [`split_alternatives`], [`secret_split`] and
+/// [`has_assertion`].
+fn outside_classes(b: &[u8]) -> impl Iterator<Item = (usize, Tok)> + '_ {
     let (mut class, mut esc) = (false, false);
-    for c in s.bytes() {
+    b.iter().enumerate().filter_map(move |(i, &c)| {
         if esc {
             esc = false;
-            if !class && b"bBAz<>".contains(&c) {
-                return true;
-            }
-            continue;
+            return (!class).then_some((i, Tok::Escaped(c)));
         }
         match c {
             b'\\' => esc = true,
             b'[' if !class => class = true,
             b']' if class => class = false,
-            b'^' | b'$' if !class => return true,
+            _ if !class => return Some((i, Tok::Plain(c))),
             _ => {}
         }
-    }
-    false
+        None
+    })
 }
 
 /// Whether `s` has a `|` outside any group or class.
@@ -505,25 +511,18 @@ fn top_level_bar(s: &str) -> bool {
 /// The alternatives of `b` split at its top-level `|`, up to the `)` that
 /// closes the group `b` is the inside of (its index) or to the end.
 fn split_alternatives(b: &[u8]) -> (Vec<&[u8]>, Option<usize>) {
-    let (mut depth, mut class, mut esc) = (0usize, false, false);
+    let mut depth = 0usize;
     let mut alts = Vec::new();
     let mut last = 0;
-    for (i, &c) in b.iter().enumerate() {
-        if esc {
-            esc = false;
-            continue;
-        }
-        match c {
-            b'\\' => esc = true,
-            b'[' if !class => class = true,
-            b']' if class => class = false,
-            b'(' if !class => depth += 1,
-            b')' if !class && depth > 0 => depth -= 1,
-            b')' if !class => {
+    for (i, t) in outside_classes(b) {
+        match t {
+            Tok::Plain(b'(') => depth += 1,
+            Tok::Plain(b')') if depth > 0 => depth -= 1,
+            Tok::Plain(b')') => {
                 alts.push(&b[last..i]);
                 return (alts, Some(i));
             }
-            b'|' if !class && depth == 0 => {
+            Tok::Plain(b'|') if depth == 0 => {
                 alts.push(&b[last..i]);
                 last = i + 1;
             }
@@ -917,44 +916,25 @@ impl Ruleset {
         if self.plan(rule).0 == Anchor::Keyword(true) && h > 0 && word(b[h - 1]) == word(b[h]) {
             return None;
         }
+        let fast = match out.fast {
+            true => match self.regexes(rule) {
+                Some(Compiled { regex, anchored: true, split }) => Some((regex, split)),
+                _ => return None,
+            },
+            false => None,
+        };
+        let lite = if fast.is_none() { Some(self.lite(rule)?) } else { None };
+        // The match in `text[h..end]`, and its secret, relative to `h`.
+        let mut find = |end: usize| match (fast, lite) {
+            (Some((re, split)), _) => fast_captures(re, split.as_ref(), &b[h..end], slots, rule.secret_group),
+            (None, Some(re)) => re.captures(&text[h..end]).map(|c| (c.get(0).expect("group 0").range(), c.get(rule.secret_group).map(|g| g.range()))),
+            (None, None) => None,
+        };
         // Anchored: the regex stops where the match stops, so a generous
         // slice costs nothing.
         let mut end = ceil_boundary(text, (h + rule.window.max(4096)).min(text.len()));
-        if !out.fast {
-            let re = self.lite(rule)?;
-            loop {
-                let caps = re.captures(&text[h..end])?;
-                let whole = caps.get(0).expect("group 0");
-                if h + whole.end() == end && end < text.len() {
-                    end = ceil_boundary(text, (end + (end - h) * 2).min(text.len()));
-                    continue;
-                }
-                if let Some(g) = caps.get(rule.secret_group) {
-                    out.offer(self, rule, text, h + g.start(), h + g.end());
-                }
-                return Some(h + whole.end());
-            }
-        }
-        let Some(Compiled { regex: re, anchored: true, split }) = self.regexes(rule) else { return None };
         loop {
-            let hay = &b[h..end];
-            let found = match split {
-                Some(Split::Whole) => re.find(hay).map(|m| Some((m.range(), Some(m.range())))),
-                Some(Split::Parts(p, g)) => re.find(hay).map(|m| {
-                    let at = p.find(hay).map(|pm| pm.end())?;
-                    let gm = g.find(&hay[at..]).filter(|gm| at + gm.end() == m.end())?;
-                    Some((m.range(), Some(at + gm.start()..at + gm.end())))
-                }),
-                None => Some(None),
-            };
-            let (whole, secret) = match found? {
-                Some(found) => found,
-                None => {
-                    let locs = slots.get_or_insert_with(|| re.capture_locations());
-                    re.captures_read(locs, hay)?;
-                    (locs.get(0).map(|(s, e)| s..e).expect("group 0"), locs.get(rule.secret_group).map(|(s, e)| s..e))
-                }
-            };
+            let (whole, secret) = find(end)?;
             // Cut by the end of the slice: look further and try again.
             if h + whole.end == end && end < text.len() {
                 end = ceil_boundary(text, (end + (end - h) * 2).min(text.len()));
@@ -1004,6 +984,28 @@ impl Ruleset {
         };
         !allow(&rule.allow) && !allow(&self.global_allow)
     }
+}
+
+/// An anchored match of `re` in `hay` and its group `group`, on the
+/// `regex` crate: by the lazy DFA alone where `split` settles the group,
+/// else by the capture engine (`slots`, made on first use).
+fn fast_captures(re: &Regex, split: Option<&Split>, hay: &[u8], slots: &mut Option<CaptureLocations>, group: usize) -> Option<(Range<usize>, Option<Range<usize>>)> {
+    if let Some(split) = split {
+        let m = re.find(hay)?;
+        match split {
+            Split::Whole => return Some((m.range(), Some(m.range()))),
+            Split::Parts(p, g) => {
+                if let Some(at) = p.find(hay).map(|pm| pm.end()) {
+                    if let Some(gm) = g.find(&hay[at..]).filter(|gm| at + gm.end() == m.end()) {
+                        return Some((m.range(), Some(at + gm.start()..at + gm.end())));
+                    }
+                }
+            }
+        }
+    }
+    let locs = slots.get_or_insert_with(|| re.capture_locations());
+    re.captures_read(locs, hay)?;
+    Some((locs.get(0).map(|(s, e)| s..e).expect("group 0"), locs.get(group).map(|(s, e)| s..e)))
 }
 
 /// The line starts in `b[from..to]`.

@@ -29,11 +29,15 @@ fn pct(v: &mut [Duration], p: f64) -> Duration {
 }
 
 fn time_n(n: usize, mut f: impl FnMut()) -> Duration {
-    median((0..n).map(|_| {
-        let t = Instant::now();
-        f();
-        t.elapsed()
-    }).collect())
+    median(
+        (0..n)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed()
+            })
+            .collect(),
+    )
 }
 
 fn mbps(bytes: usize, d: Duration) -> f64 {
@@ -82,7 +86,10 @@ fn main() {
     let cli = arg("--cli").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target/release/result-sanitizer"));
     let gitleaks = arg("--gitleaks").map(PathBuf::from);
 
-    println!("result-sanitizer benchmarks ({} cores; medians of {reps} runs unless noted)\n", std::thread::available_parallelism().map_or(0, |n| n.get()));
+    println!(
+        "result-sanitizer benchmarks ({} cores; medians of {reps} runs unless noted)\n",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
     println!("{:<58} {:>26}   {:<22}", "measure", "value", "target");
 
     // 4a. pipeline compile, once per host.
@@ -118,7 +125,12 @@ fn main() {
     let fresh = time_n(reps, || {
         s.sanitize_with(next.next().expect("one pack per run"), &log256[..16 * 1024], &o).unwrap();
     });
-    line("cold: fresh instance to first tokenized result", format!("{fresh:.1?}"), "≤ 5 ms", Some(fresh <= Duration::from_millis(5)));
+    line(
+        "cold: fresh instance to first tokenized result",
+        format!("{fresh:.1?}"),
+        "≤ 5 ms",
+        Some(fresh <= Duration::from_millis(5)),
+    );
     let fresh_host = time_n(reps, || {
         let s = Sanitizer::new(Limits::default()).unwrap();
         s.sanitize(&log256[..16 * 1024], &o).unwrap();
@@ -126,17 +138,25 @@ fn main() {
     line("cold: fresh host + instance to first tokenized result", format!("{fresh_host:.1?}"), "", None);
 
     // 4c. new tenant pack to first result (pipeline already compiled).
-    let rf = RulesFile::parse("t.toml", "[pack]\nname='t'\nversion='1'\ntenant='t'\n").unwrap().over_defaults().unwrap();
+    let rf =
+        RulesFile::parse("t.toml", "[pack]\nname='t'\nversion='1'\ntenant='t'\n").unwrap().over_defaults().unwrap();
     let id = rf.identity(None, None, None).unwrap();
     let pack_wasm = result_sanitizer::pack_build::build(&rf, &id).unwrap();
     let tenant = time_n(reps, || {
         let p = s.load_pack_unverified(&pack_wasm).unwrap();
         s.sanitize_with(&p, b"hello AKIAQ3EGRTZ7MBXK4WNP", &o).unwrap();
     });
-    line("cold: new tenant pack (compile) to first result", format!("{tenant:.1?}"), "≤ 20 ms", Some(tenant <= Duration::from_millis(20)));
+    line(
+        "cold: new tenant pack (compile) to first result",
+        format!("{tenant:.1?}"),
+        "≤ 20 ms",
+        Some(tenant <= Duration::from_millis(20)),
+    );
 
     // 3. warm latency.
-    for (size, target) in [(1 << 10, None), (8 << 10, Some(50u64)), (64 << 10, None), (256 << 10, Some(3000)), (1 << 20, None)] {
+    for (size, target) in
+        [(1 << 10, None), (8 << 10, Some(50u64)), (64 << 10, None), (256 << 10, Some(3000)), (1 << 20, None)]
+    {
         let input = service_log(size);
         let mut o = default_options();
         o.tool = "logs".into();
@@ -151,13 +171,30 @@ fn main() {
             })
             .collect();
         let (p50, p99) = (pct(&mut v, 0.5), pct(&mut v, 0.99));
-        let tgt = target.map_or(String::new(), |us| if us >= 1000 { format!("≤ {} ms", us / 1000) } else { format!("≤ {us} µs") });
-        line(&format!("warm sanitize {} KiB (median / p99)", size >> 10), format!("{p50:.2?} / {p99:.2?}"), &tgt, target.map(|us| p50 <= Duration::from_micros(us)));
+        let tgt = target.map_or(String::new(), |us| {
+            if us >= 1000 {
+                format!("≤ {} ms", us / 1000)
+            } else {
+                format!("≤ {us} µs")
+            }
+        });
+        line(
+            &format!("warm sanitize {} KiB (median / p99)", size >> 10),
+            format!("{p50:.2?} / {p99:.2?}"),
+            &tgt,
+            target.map(|us| p50 <= Duration::from_micros(us)),
+        );
     }
 
     // 2. native vs wasm on a 256 KiB build log cut to 8 000 tokens.
     let native_pack = CompiledPack::new(Box::new(StaticRules {
-        info: PackInfo { name: "default".into(), version: "0".into(), tenant: "*".into(), wit_version: "0.1.0".into(), description: String::new() },
+        info: PackInfo {
+            name: "default".into(),
+            version: "0".into(),
+            tenant: "*".into(),
+            wit_version: "0.1.0".into(),
+            description: String::new(),
+        },
         rules: RulesFile::parse("default", DEFAULT_RULES).unwrap().to_rule_set(),
     }))
     .unwrap();
@@ -191,11 +228,27 @@ fn main() {
         let ours = time_n(reps.min(3), || {
             run_process(Command::new(&cli).arg("redact"), data);
         });
-        line(&format!("redact {label} {} MB, in process (wasm)", data.len() >> 20), format!("{:.1} MB/s", mbps(data.len(), in_proc)), "", None);
+        line(
+            &format!("redact {label} {} MB, in process (wasm)", data.len() >> 20),
+            format!("{:.1} MB/s", mbps(data.len(), in_proc)),
+            "",
+            None,
+        );
         line(&format!("redact {label}, whole process (CLI)"), format!("{:.1} MB/s", mbps(data.len(), ours)), "", None);
         if let Some(gl) = &gitleaks {
             let theirs = time_n(reps.min(3), || {
-                run_process(Command::new(gl).args(["stdin", "--no-banner", "--no-color", "--exit-code", "0", "--log-level", "error"]), data);
+                run_process(
+                    Command::new(gl).args([
+                        "stdin",
+                        "--no-banner",
+                        "--no-color",
+                        "--exit-code",
+                        "0",
+                        "--log-level",
+                        "error",
+                    ]),
+                    data,
+                );
             });
             let r = theirs.as_secs_f64() / ours.as_secs_f64();
             line(&format!("gitleaks 8.30.1 stdin, {label}"), format!("{:.1} MB/s", mbps(data.len(), theirs)), "", None);
@@ -209,7 +262,12 @@ fn main() {
     let one = time_n(reps * 2, || {
         run_process(Command::new(&cli).arg("sanitize"), &in8);
     });
-    line("CLI one-shot sanitize, 8 KiB (whole process)", format!("{one:.1?}"), "≤ 30 ms", Some(one <= Duration::from_millis(30)));
+    line(
+        "CLI one-shot sanitize, 8 KiB (whole process)",
+        format!("{one:.1?}"),
+        "≤ 30 ms",
+        Some(one <= Duration::from_millis(30)),
+    );
 
     // 6. memory.
     let big = service_log(1 << 20);
@@ -217,7 +275,12 @@ fn main() {
     o.max_bytes = Some(2 << 20);
     let capped = Sanitizer::new(Limits { memory: 64 << 20, ..Limits::default() }).unwrap();
     let ok = capped.sanitize(&big, &o).is_ok();
-    line("1 MiB input within a 64 MiB guest memory cap", if ok { "ok".into() } else { "failed".into() }, "must pass", Some(ok));
+    line(
+        "1 MiB input within a 64 MiB guest memory cap",
+        if ok { "ok".into() } else { "failed".into() },
+        "must pass",
+        Some(ok),
+    );
     // Per call: a fresh sanitizer (so a fresh instance) makes one call;
     // its peak is that call's, the memory image included (linear memory
     // never shrinks, so one instance's peak is its largest call's).
@@ -233,7 +296,12 @@ fn main() {
     let one = Sanitizer::new(Limits::default()).unwrap();
     let mut sink = Vec::new();
     io::redact_stream(&one, one.default_pack(), &clean[..], &mut sink, io::REDACT_CHUNK).unwrap();
-    line(&format!("peak guest linear memory, redact of the {} MB log", clean.len() >> 20), mib(one.peak_guest_memory()), "", None);
+    line(
+        &format!("peak guest linear memory, redact of the {} MB log", clean.len() >> 20),
+        mib(one.peak_guest_memory()),
+        "",
+        None,
+    );
     line("peak guest linear memory (pipeline, all calls above)", mib(s.peak_guest_memory()), "", None);
     line("host peak RSS (this process)", format!("{:.0} MiB", rss_mib()), "", None);
 

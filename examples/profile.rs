@@ -31,7 +31,13 @@ mod inputs;
 use inputs::{dense, service_log};
 
 fn native_pack() -> CompiledPack {
-    let info = PackInfo { name: "default".into(), version: "0".into(), tenant: "*".into(), wit_version: "0.1.0".into(), description: String::new() };
+    let info = PackInfo {
+        name: "default".into(),
+        version: "0".into(),
+        tenant: "*".into(),
+        wit_version: "0.1.0".into(),
+        description: String::new(),
+    };
     let rules = RulesFile::parse("default", DEFAULT_RULES).expect("default rules").to_rule_set();
     CompiledPack::new(Box::new(StaticRules { info, rules })).expect("default pack")
 }

@@ -50,7 +50,8 @@ fn main() -> Result<(), result_sanitizer::Error> {
     let text = v["content"][0]["text"].as_str().unwrap_or_default();
     let marker = text.lines().find(|l| l.contains("recallable")).unwrap_or_default();
     println!("\nmarker: {marker}");
-    let back = s.recall(pack, &store, "tenant-a", "call_build", Slice { offset: 2500, limit: 3, unit: SliceUnit::Lines }, &o)?;
+    let back =
+        s.recall(pack, &store, "tenant-a", "call_build", Slice { offset: 2500, limit: 3, unit: SliceUnit::Lines }, &o)?;
     let v: serde_json::Value = serde_json::from_str(&back.message).expect("JSON");
     println!("recall(lines 2500-2502):\n{}", v["content"][0]["text"].as_str().unwrap_or_default());
     match s.recall(pack, &store, "tenant-b", "call_build", Slice { offset: 0, limit: 10, unit: SliceUnit::Bytes }, &o) {

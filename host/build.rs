@@ -3,9 +3,9 @@ use std::path::PathBuf;
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(rs_embedded)");
-    let dir = std::env::var_os("RS_COMPONENTS_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../target/components")
-    });
+    let dir = std::env::var_os("RS_COMPONENTS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../target/components"));
     println!("cargo::rerun-if-env-changed=RS_COMPONENTS_DIR");
     let files = [
         // The fallback when the precompiled artifact does not fit the

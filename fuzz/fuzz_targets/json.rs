@@ -31,7 +31,9 @@ fn value(u: &mut Unstructured<'_>, depth: u32, left: &mut usize) -> arbitrary::R
             let n = u.int_in_range(0..=200)?.min(*left / nodes(&item));
             *left -= n * nodes(&item);
             // Long arrays of similar items, as APIs return them.
-            Value::Array((0..n).map(|i| if i % 7 == 0 { item.clone() } else { json!({"id": i, "v": item.clone()}) }).collect())
+            Value::Array(
+                (0..n).map(|i| if i % 7 == 0 { item.clone() } else { json!({"id": i, "v": item.clone()}) }).collect(),
+            )
         }
         _ => {
             let mut m = Map::new();

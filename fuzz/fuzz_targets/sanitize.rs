@@ -39,7 +39,9 @@ fuzz_target!(|c: Case| {
     o.untrusted = c.untrusted;
     o.lenient = c.lenient;
     // The error message is redacted like the output: it carries a secret.
-    o.tool_error = c.tool_error.then(|| ToolError { code: "exit-status-1".into(), message: format!("failed with {}", SECRETS[1]) });
+    o.tool_error = c
+        .tool_error
+        .then(|| ToolError { code: "exit-status-1".into(), message: format!("failed with {}", SECRETS[1]) });
     o.content_type = [None, Some("text/plain"), Some("application/json"), Some("text/html"), Some("image/png")]
         [c.content_type as usize % 5]
         .map(String::from);

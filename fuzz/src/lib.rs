@@ -41,11 +41,8 @@ pub fn pack() -> &'static CompiledPack {
 /// Inserts secrets into `data` at the given positions (taken modulo the
 /// length), each as ` SECRET\n`. Returns the new bytes.
 pub fn plant(data: &[u8], at: &[(u16, u8)]) -> Vec<u8> {
-    let mut points: Vec<(usize, &str)> = at
-        .iter()
-        .take(8)
-        .map(|&(p, k)| (p as usize % (data.len() + 1), SECRETS[k as usize % SECRETS.len()]))
-        .collect();
+    let mut points: Vec<(usize, &str)> =
+        at.iter().take(8).map(|&(p, k)| (p as usize % (data.len() + 1), SECRETS[k as usize % SECRETS.len()])).collect();
     points.sort();
     let mut out = Vec::with_capacity(data.len() + points.len() * 48);
     let mut pos = 0;

@@ -12,13 +12,8 @@ use std::sync::OnceLock;
 
 use crate::edits::Edit;
 
-const LOOKALIKES: &[&str] = &[
-    "[tool_result",
-    "[/tool_result",
-    "[truncated:",
-    "<untrusted_tool_result",
-    "</untrusted_tool_result",
-];
+const LOOKALIKES: &[&str] =
+    &["[tool_result", "[/tool_result", "[truncated:", "<untrusted_tool_result", "</untrusted_tool_result"];
 
 fn automaton() -> &'static AhoCorasick {
     static AC: OnceLock<AhoCorasick> = OnceLock::new();
@@ -27,10 +22,7 @@ fn automaton() -> &'static AhoCorasick {
 
 /// Edits that make every look-alike harmless (the first byte becomes `(`).
 pub fn edits(text: &str) -> Vec<Edit> {
-    automaton()
-        .find_iter(text)
-        .map(|m| Edit { start: m.start(), end: m.start() + 1, with: "(".into() })
-        .collect()
+    automaton().find_iter(text).map(|m| Edit { start: m.start(), end: m.start() + 1, with: "(".into() }).collect()
 }
 
 #[cfg(test)]

@@ -115,7 +115,10 @@ pub fn excerpt(
         out.push_str(l);
     }
     if shown < inside.len() {
-        out.push_str(&format!("{PREFIX} {} more error-like lines in the omitted part not shown]\n", inside.len() - shown));
+        out.push_str(&format!(
+            "{PREFIX} {} more error-like lines in the omitted part not shown]\n",
+            inside.len() - shown
+        ));
     }
     for l in last.iter().rev() {
         out.push_str(l);

@@ -24,9 +24,37 @@ const DROP: &[&str] = &["script", "style", "noscript", "template", "svg", "ifram
 const VOID: &[&str] =
     &["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr", "param"];
 const BLOCK: &[&str] = &[
-    "p", "div", "section", "article", "header", "footer", "nav", "main", "aside", "table", "thead", "tbody", "tfoot",
-    "tr", "ul", "ol", "dl", "dt", "dd", "blockquote", "form", "figure", "figcaption", "address", "details", "summary",
-    "fieldset", "body", "html", "head", "caption",
+    "p",
+    "div",
+    "section",
+    "article",
+    "header",
+    "footer",
+    "nav",
+    "main",
+    "aside",
+    "table",
+    "thead",
+    "tbody",
+    "tfoot",
+    "tr",
+    "ul",
+    "ol",
+    "dl",
+    "dt",
+    "dd",
+    "blockquote",
+    "form",
+    "figure",
+    "figcaption",
+    "address",
+    "details",
+    "summary",
+    "fieldset",
+    "body",
+    "html",
+    "head",
+    "caption",
 ];
 
 /// Text extracted from an HTML document.
@@ -56,7 +84,8 @@ pub fn extract(html: &str) -> String {
         match token {
             Token::StartTag(t) => {
                 let name = String::from_utf8_lossy(&t.name).to_string();
-                let attr = |k: &str| t.attributes.get(k.as_bytes()).map(|v| String::from_utf8_lossy(v).to_ascii_lowercase());
+                let attr =
+                    |k: &str| t.attributes.get(k.as_bytes()).map(|v| String::from_utf8_lossy(v).to_ascii_lowercase());
                 let style = attr("style").unwrap_or_default().replace(' ', "");
                 let hidden = t.attributes.contains_key(b"hidden".as_slice())
                     || attr("aria-hidden").as_deref() == Some("true")

@@ -58,7 +58,8 @@ pub fn parse(
         SanitizeError::InvalidInput(format!("MCP input is not valid JSON: {e}"))
     })?;
     let obj = v.as_object().ok_or_else(|| bad("MCP input must be a CallToolResult object"))?;
-    let content = obj.get("content").and_then(Value::as_array).ok_or_else(|| bad("CallToolResult.content must be an array"))?;
+    let content =
+        obj.get("content").and_then(Value::as_array).ok_or_else(|| bad("CallToolResult.content must be an array"))?;
     let is_error = obj.get("isError").and_then(Value::as_bool).unwrap_or(false);
     let mut text = String::new();
     let mut extras = Vec::new();
@@ -97,7 +98,8 @@ pub fn parse(
                         budget.max_bytes
                     ));
                 } else {
-                    let est = if ty == "image" { crate::media::image_tokens(data) } else { crate::media::audio_tokens(data) };
+                    let est =
+                        if ty == "image" { crate::media::image_tokens(data) } else { crate::media::audio_tokens(data) };
                     if media_tokens.saturating_add(est) > budget.max_tokens / 2 {
                         notes.push(format!(
                             "{PREFIX} content block {i} ({ty}, {mime}) omitted: about {est} tokens, and media may take at most half the {}-token budget.]",
@@ -126,7 +128,9 @@ pub fn parse(
                 } else {
                     let n = r.get("blob").and_then(Value::as_str).map_or(0, str::len);
                     let mime = r.get("mimeType").and_then(Value::as_str).unwrap_or("application/octet-stream");
-                    notes.push(format!("{PREFIX} content block {i} (embedded binary resource, {mime}, {n} bytes of base64) omitted.]"));
+                    notes.push(format!(
+                        "{PREFIX} content block {i} (embedded binary resource, {mime}, {n} bytes of base64) omitted.]"
+                    ));
                 }
             }
             other => {

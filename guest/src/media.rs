@@ -52,7 +52,9 @@ pub fn image_tokens(data: &str) -> u32 {
     let head = &data.as_bytes()[..data.len().min(64 * 1024) / 4 * 4];
     let decoded = base64::engine::general_purpose::STANDARD.decode(head).unwrap_or_default();
     match dimensions(&decoded) {
-        Some((w, h)) if w > 0 && h > 0 => ((u64::from(w) * u64::from(h)).div_ceil(750)).min(u64::from(IMAGE_MAX)) as u32,
+        Some((w, h)) if w > 0 && h > 0 => {
+            ((u64::from(w) * u64::from(h)).div_ceil(750)).min(u64::from(IMAGE_MAX)) as u32
+        }
         _ => IMAGE_MAX,
     }
 }

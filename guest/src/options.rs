@@ -68,10 +68,8 @@ pub fn resolve(opts: &Options, rules: &RuleSet) -> Result<Budget, SanitizeError>
     let (exact, any) = override_for(rules, &opts.tool);
     let pick = |f: fn(&BudgetOverride) -> Option<u64>| exact.and_then(f).or_else(|| any.and_then(f));
     let max_bytes = opts.max_bytes.or_else(|| pick(|b| b.max_bytes)).unwrap_or(DEFAULT_MAX_BYTES);
-    let max_chars = opts
-        .max_chars
-        .or_else(|| pick(|b| b.max_chars.map(u64::from)).map(|v| v as u32))
-        .unwrap_or(DEFAULT_MAX_CHARS);
+    let max_chars =
+        opts.max_chars.or_else(|| pick(|b| b.max_chars.map(u64::from)).map(|v| v as u32)).unwrap_or(DEFAULT_MAX_CHARS);
     let max_tokens = opts
         .max_tokens
         .or_else(|| pick(|b| b.max_tokens.map(u64::from)).map(|v| v as u32))
@@ -92,11 +90,8 @@ pub fn resolve(opts: &Options, rules: &RuleSet) -> Result<Budget, SanitizeError>
     } else {
         (u64::from(max_chars) * 3 / 5) as u32
     });
-    let tail_chars = opts.tail_chars.unwrap_or(if max_chars == DEFAULT_MAX_CHARS {
-        DEFAULT_TAIL_CHARS
-    } else {
-        max_chars / 5
-    });
+    let tail_chars =
+        opts.tail_chars.unwrap_or(if max_chars == DEFAULT_MAX_CHARS { DEFAULT_TAIL_CHARS } else { max_chars / 5 });
     if u64::from(head_chars) + u64::from(tail_chars) > u64::from(max_chars) {
         return bad(format!("head-chars + tail-chars ({head_chars} + {tail_chars}) exceed max-chars ({max_chars})"));
     }
@@ -120,7 +115,14 @@ mod tests {
     use super::*;
 
     fn rules(b: Vec<BudgetOverride>) -> RuleSet {
-        RuleSet { rules: vec![], allow_regexes: vec![], stopwords: vec![], path_roots: vec![], budgets: b, lenient_tools: vec![] }
+        RuleSet {
+            rules: vec![],
+            allow_regexes: vec![],
+            stopwords: vec![],
+            path_roots: vec![],
+            budgets: b,
+            lenient_tools: vec![],
+        }
     }
 
     #[test]

@@ -21,8 +21,8 @@ use crate::api::{
 use crate::char_budget::{self, Cut};
 use crate::edits::{self, Edit, OffsetMap};
 use crate::marker::{self, MiddleCut, Totals};
-use crate::records::{self, Records};
 use crate::pack::CompiledPack;
+use crate::records::{self, Records};
 use crate::redact::{self, counts_to_records};
 use crate::text::{self, Lines};
 use crate::tokenizer::Tokenizer;
@@ -35,7 +35,11 @@ pub fn sanitize(input: &[u8], opts: &Options, pack: &CompiledPack) -> Result<San
 }
 
 /// [`sanitize`], also returning the model-visible text (for round budgets).
-pub fn sanitize_visible(input: &[u8], opts: &Options, pack: &CompiledPack) -> Result<(Sanitized, String), SanitizeError> {
+pub fn sanitize_visible(
+    input: &[u8],
+    opts: &Options,
+    pack: &CompiledPack,
+) -> Result<(Sanitized, String), SanitizeError> {
     let budget = options::resolve(opts, &pack.rules)?;
     let tok = Tokenizer::get(opts.encoding);
     let mut run = Run::new(opts, &budget, pack, tok);
@@ -355,7 +359,17 @@ impl<'a> Run<'a> {
         // Error lines take about a tenth of the token budget (at ~4 bytes
         // a token; the render that holds them is counted exactly anyway).
         let error_cap = token_budget as usize * 2 / 5;
-        let ctx = Compose { p: &prep, cap_hit, cap: budget.max_bytes, totals: &totals, notes: &notes, is_empty, records: records.as_ref(), errors: &errors, error_cap };
+        let ctx = Compose {
+            p: &prep,
+            cap_hit,
+            cap: budget.max_bytes,
+            totals: &totals,
+            notes: &notes,
+            is_empty,
+            records: records.as_ref(),
+            errors: &errors,
+            error_cap,
+        };
         let (opts, pack, lenient, tok) = (self.opts, self.pack, self.lenient, self.tok);
         let render = |cut: Cut| -> Rendered {
             let cut = avoid_replacements(&prep, cut);
@@ -374,13 +388,25 @@ impl<'a> Run<'a> {
             // cap is closed after its last complete element), records stay
             // whole.
             if class == ContentClass::Json {
-                if let Some(out) = self.json_structure(&prep, &totals, err.as_deref(), token_budget, input.len(), n, original_bytes, cap_hit, &d) {
+                if let Some(out) = self.json_structure(
+                    &prep,
+                    &totals,
+                    err.as_deref(),
+                    token_budget,
+                    input.len(),
+                    n,
+                    original_bytes,
+                    cap_hit,
+                    &d,
+                ) {
                     return out;
                 }
             } else if cap_hit {
                 // Whole records: the last line may be cut; head and tail below.
             } else if let Some(r) = &records {
-                if let Some(out) = self.records(&prep, r, &render, &totals, token_budget, input.len(), original_bytes, &d) {
+                if let Some(out) =
+                    self.records(&prep, r, &render, &totals, token_budget, input.len(), original_bytes, &d)
+                {
                     return out;
                 }
             }
@@ -396,8 +422,7 @@ impl<'a> Run<'a> {
         } else {
             f64::from(budget.head_chars) / f64::from(budget.head_chars + budget.tail_chars)
         };
-        let fitted =
-            token_budget::fit(&prep.text, char_cut, char_lines, token_budget, head_share, self.tok, render);
+        let fitted = token_budget::fit(&prep.text, char_cut, char_lines, token_budget, head_share, self.tok, render);
         let Rendered { text: out, cut, final_counts, error_lines } = fitted.rendered;
         self.stage("token-budget", kept_after_chars, cut.head_end + (prep.text.len() - cut.tail_start));
         self.stage("wrap+final-redact", prep.text.len(), out.len());
@@ -502,7 +527,9 @@ impl<'a> Run<'a> {
         let v: Value = if cap_hit {
             let from = prep.base.byte + read as u64;
             let rest = match totals.total_bytes {
-                Some(to) if to > from => format!("bytes {from}-{to} of the document were not read{}", totals.recall.short(to)),
+                Some(to) if to > from => {
+                    format!("bytes {from}-{to} of the document were not read{}", totals.recall.short(to))
+                }
                 _ => format!("the document continued past byte {from} (total size unknown), not kept"),
             };
             let note = format!("{} byte cap of {} bytes reached: {rest}]", marker::PREFIX, self.budget.max_bytes);
@@ -559,7 +586,10 @@ impl<'a> Run<'a> {
             let cut = Cut { head_end, tail_start };
             let kept = head_end + (prep.text.len() - tail_start);
             // Characters of content within the char budget.
-            if kept > budget.max_chars as usize && text::char_count(&prep.text[..head_end]) + text::char_count(&prep.text[tail_start..]) > budget.max_chars as usize {
+            if kept > budget.max_chars as usize
+                && text::char_count(&prep.text[..head_end]) + text::char_count(&prep.text[tail_start..])
+                    > budget.max_chars as usize
+            {
                 return None;
             }
             let rendered = render(cut);
@@ -631,7 +661,6 @@ struct DecodedStats {
     invalid: u32,
     defanged: u32,
 }
-
 
 /// Where a slice starts in the whole output.
 #[derive(Clone, Copy, Default, Debug)]
@@ -731,12 +760,15 @@ impl Compose<'_> {
             out.push('\n');
         }
         if p.base.byte > 0 || p.base.line > 0 {
-            push_line(&mut out, &format!(
-                "{} recalled part starting at byte {}, line {}; positions below are those of the whole output]",
-                marker::PREFIX,
-                p.base.byte,
-                p.base.line + 1
-            ));
+            push_line(
+                &mut out,
+                &format!(
+                    "{} recalled part starting at byte {}, line {}; positions below are those of the whole output]",
+                    marker::PREFIX,
+                    p.base.byte,
+                    p.base.line + 1
+                ),
+            );
             out.push('\n');
         }
         if cut.is_cut() {
@@ -755,7 +787,10 @@ impl Compose<'_> {
             }
             out.push('\n');
             if !self.errors.is_empty() {
-                let (ex, k) = error_lines::excerpt(text, self.errors, cut.head_end, cut.tail_start, self.error_cap, |off| p.line(off));
+                let (ex, k) =
+                    error_lines::excerpt(text, self.errors, cut.head_end, cut.tail_start, self.error_cap, |off| {
+                        p.line(off)
+                    });
                 out.push_str(&ex);
                 shown_errors = k;
             }

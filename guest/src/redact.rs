@@ -242,7 +242,9 @@ pub const TENANT_ROOT_RULE: &str = "tenant-path-root";
 /// cannot be built that way and is compiled with Unicode on instead (on
 /// ASCII text, the same matches).
 fn compile_regex(what: &str, src: &str) -> Result<Regex, String> {
-    byte_regex(src, false).or_else(|_| byte_regex(src, true)).map_err(|e| format!("{what}: regex does not compile: {e}"))
+    byte_regex(src, false)
+        .or_else(|_| byte_regex(src, true))
+        .map_err(|e| format!("{what}: regex does not compile: {e}"))
 }
 
 /// `src` compiled over bytes, within this module's limits.
@@ -389,10 +391,20 @@ enum Engine<'r> {
 impl Engine<'_> {
     /// The first match at or after `pos` in `text[..end]`, and its group
     /// `group`.
-    fn captures_at(&self, text: &str, end: usize, pos: usize, group: usize) -> Option<(Range<usize>, Option<Range<usize>>)> {
+    fn captures_at(
+        &self,
+        text: &str,
+        end: usize,
+        pos: usize,
+        group: usize,
+    ) -> Option<(Range<usize>, Option<Range<usize>>)> {
         match self {
-            Engine::Fast(re) => re.captures_at(&text.as_bytes()[..end], pos).map(|c| (c.get(0).expect("group 0").range(), c.get(group).map(|g| g.range()))),
-            Engine::Lite(re) => re.captures_at(&text[..end], pos).map(|c| (c.get(0).expect("group 0").range(), c.get(group).map(|g| g.range()))),
+            Engine::Fast(re) => re
+                .captures_at(&text.as_bytes()[..end], pos)
+                .map(|c| (c.get(0).expect("group 0").range(), c.get(group).map(|g| g.range()))),
+            Engine::Lite(re) => re
+                .captures_at(&text[..end], pos)
+                .map(|c| (c.get(0).expect("group 0").range(), c.get(group).map(|g| g.range()))),
         }
     }
 }
@@ -470,7 +482,8 @@ fn secret_split(anchored: &str, secret_group: usize) -> Option<Option<(String, S
 
 /// Whether `s` has an assertion (`^ $ \b \B \A \z \< \>`) outside a class.
 fn has_assertion(s: &str) -> bool {
-    outside_classes(s.as_bytes()).any(|(_, t)| matches!(t, Tok::Escaped(b'b' | b'B' | b'A' | b'z' | b'<' | b'>') | Tok::Plain(b'^' | b'$')))
+    outside_classes(s.as_bytes())
+        .any(|(_, t)| matches!(t, Tok::Escaped(b'b' | b'B' | b'A' | b'z' | b'<' | b'>') | Tok::Plain(b'^' | b'$')))
 }
 
 /// A byte of a regex source outside its character classes.
@@ -624,9 +637,27 @@ impl Ruleset {
         };
         let global_allow = Lazy::new("global allowlist".into(), &set.allow_regexes);
         // Roots are read once over the text: the smaller NFA.
-        let roots = literal_automaton(&set.path_roots, false, MatchKind::LeftmostLongest, AhoCorasickKind::ContiguousNFA, "path roots")?;
+        let roots = literal_automaton(
+            &set.path_roots,
+            false,
+            MatchKind::LeftmostLongest,
+            AhoCorasickKind::ContiguousNFA,
+            "path roots",
+        )?;
         let stopwords = set.stopwords.clone();
-        Ok(Self { rules, keywords, keywords_dfa: OnceLock::new(), patterns, keyword_rules, unanchored, global_allow, global_stop: OnceLock::new(), stopwords, roots, error: Mutex::new(None) })
+        Ok(Self {
+            rules,
+            keywords,
+            keywords_dfa: OnceLock::new(),
+            patterns,
+            keyword_rules,
+            unanchored,
+            global_allow,
+            global_stop: OnceLock::new(),
+            stopwords,
+            roots,
+            error: Mutex::new(None),
+        })
     }
 
     /// Compiles every rule's regex now (pack builds and checks); the
@@ -689,7 +720,9 @@ impl Ruleset {
                         });
                         Compiled { regex: re, anchored: true, split }
                     }),
-                    None => compile_regex(&what, &rule.src).map(|re| Compiled { regex: re, anchored: false, split: None }),
+                    None => {
+                        compile_regex(&what, &rule.src).map(|re| Compiled { regex: re, anchored: false, split: None })
+                    }
                 };
                 let checked = built.and_then(|c| {
                     if rule.secret_group >= c.regex.captures_len() {
@@ -740,10 +773,8 @@ impl Ruleset {
     pub fn scan_mode(&self, text: &str, custom: &[Finding], lenient: bool) -> Vec<Span> {
         if let Some((view, back)) = visible_view(text) {
             let spans = self.scan_visible(&view, &[], lenient);
-            let mut mapped: Vec<Span> = spans
-                .into_iter()
-                .map(|s| Span { start: back[s.start], end: back[s.end], rule: s.rule })
-                .collect();
+            let mut mapped: Vec<Span> =
+                spans.into_iter().map(|s| Span { start: back[s.start], end: back[s.end], rule: s.rule }).collect();
             // Custom findings are offsets into the original text.
             mapped.extend(custom_spans(text, custom));
             return merge(mapped);
@@ -910,7 +941,14 @@ impl Ruleset {
 
     /// Tries an anchored rule at `h` (a keyword hit or a line start);
     /// returns where its match ended, if it matched.
-    fn try_at(&self, text: &str, rule: &CompiledRule, h: usize, slots: &mut Option<CaptureLocations>, out: &mut Found) -> Option<usize> {
+    fn try_at(
+        &self,
+        text: &str,
+        rule: &CompiledRule,
+        h: usize,
+        slots: &mut Option<CaptureLocations>,
+        out: &mut Found,
+    ) -> Option<usize> {
         let b = text.as_bytes();
         let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
         if self.plan(rule).0 == Anchor::Keyword(true) && h > 0 && word(b[h - 1]) == word(b[h]) {
@@ -927,7 +965,9 @@ impl Ruleset {
         // The match in `text[h..end]`, and its secret, relative to `h`.
         let mut find = |end: usize| match (fast, lite) {
             (Some((re, split)), _) => fast_captures(re, split.as_ref(), &b[h..end], slots, rule.secret_group),
-            (None, Some(re)) => re.captures(&text[h..end]).map(|c| (c.get(0).expect("group 0").range(), c.get(rule.secret_group).map(|g| g.range()))),
+            (None, Some(re)) => re
+                .captures(&text[h..end])
+                .map(|c| (c.get(0).expect("group 0").range(), c.get(rule.secret_group).map(|g| g.range()))),
             (None, None) => None,
         };
         // Anchored: the regex stops where the match stops, so a generous
@@ -952,7 +992,16 @@ impl Ruleset {
     fn stopwords(&self) -> Option<&AhoCorasick> {
         self.global_stop
             .get_or_init(|| {
-                literal_automaton(&self.stopwords, true, MatchKind::Standard, AhoCorasickKind::ContiguousNFA, "global stopwords").map_err(|e| self.record_error(e)).ok().flatten()
+                literal_automaton(
+                    &self.stopwords,
+                    true,
+                    MatchKind::Standard,
+                    AhoCorasickKind::ContiguousNFA,
+                    "global stopwords",
+                )
+                .map_err(|e| self.record_error(e))
+                .ok()
+                .flatten()
             })
             .as_ref()
     }
@@ -989,7 +1038,13 @@ impl Ruleset {
 /// An anchored match of `re` in `hay` and its group `group`, on the
 /// `regex` crate: by the lazy DFA alone where `split` settles the group,
 /// else by the capture engine (`slots`, made on first use).
-fn fast_captures(re: &Regex, split: Option<&Split>, hay: &[u8], slots: &mut Option<CaptureLocations>, group: usize) -> Option<(Range<usize>, Option<Range<usize>>)> {
+fn fast_captures(
+    re: &Regex,
+    split: Option<&Split>,
+    hay: &[u8],
+    slots: &mut Option<CaptureLocations>,
+    group: usize,
+) -> Option<(Range<usize>, Option<Range<usize>>)> {
     if let Some(split) = split {
         let m = re.find(hay)?;
         match split {
@@ -1011,16 +1066,28 @@ fn fast_captures(re: &Regex, split: Option<&Split>, hay: &[u8], slots: &mut Opti
 /// The line starts in `b[from..to]`.
 fn line_starts(b: &[u8], from: usize, to: usize) -> impl Iterator<Item = usize> + '_ {
     let first = (from == 0 || b[from - 1] == b'\n').then_some(from);
-    first.into_iter().chain(memchr::memchr_iter(b'\n', &b[from..to]).map(move |p| from + p + 1).filter(move |&ls| ls < to))
+    first
+        .into_iter()
+        .chain(memchr::memchr_iter(b'\n', &b[from..to]).map(move |p| from + p + 1).filter(move |&ls| ls < to))
 }
 
 /// The keyword automaton: ASCII case-insensitive, overlapping matches.
 fn keyword_automaton(patterns: &[String], kind: AhoCorasickKind) -> Result<AhoCorasick, aho_corasick::BuildError> {
-    AhoCorasickBuilder::new().ascii_case_insensitive(true).match_kind(MatchKind::Standard).kind(Some(kind)).build(patterns)
+    AhoCorasickBuilder::new()
+        .ascii_case_insensitive(true)
+        .match_kind(MatchKind::Standard)
+        .kind(Some(kind))
+        .build(patterns)
 }
 
 /// An automaton over the non-empty `words`, or `None` when there are none.
-fn literal_automaton(words: &[String], nocase: bool, semantics: MatchKind, kind: AhoCorasickKind, what: &str) -> Result<Option<AhoCorasick>, String> {
+fn literal_automaton(
+    words: &[String],
+    nocase: bool,
+    semantics: MatchKind,
+    kind: AhoCorasickKind,
+    what: &str,
+) -> Result<Option<AhoCorasick>, String> {
     let words: Vec<&str> = words.iter().map(String::as_str).filter(|w| !w.is_empty()).collect();
     if words.is_empty() {
         return Ok(None);
@@ -1041,8 +1108,11 @@ fn custom_spans(text: &str, custom: &[Finding]) -> Vec<Span> {
         .iter()
         .filter_map(|f| {
             let (s, e) = (f.start as usize, f.end as usize);
-            (s < e && e <= text.len() && text.is_char_boundary(s) && text.is_char_boundary(e))
-                .then(|| Span { start: s, end: e, rule: sanitize_rule_id(&f.rule_id) })
+            (s < e && e <= text.len() && text.is_char_boundary(s) && text.is_char_boundary(e)).then(|| Span {
+                start: s,
+                end: e,
+                rule: sanitize_rule_id(&f.rule_id),
+            })
         })
         .collect()
 }
@@ -1162,11 +1232,8 @@ fn propagate_values(text: &str, found: &[(String, String)], known: &Found, spans
 
 /// Keeps a rule id from pack code printable and short.
 fn sanitize_rule_id(id: &str) -> String {
-    let cleaned: String = id
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        .take(64)
-        .collect();
+    let cleaned: String =
+        id.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')).take(64).collect();
     if cleaned.is_empty() {
         "custom".into()
     } else {
@@ -1245,7 +1312,14 @@ mod tests {
     }
 
     fn set(rules: Vec<Rule>) -> RuleSet {
-        RuleSet { rules, allow_regexes: vec![], stopwords: vec![], path_roots: vec!["/srv/acme".into()], budgets: vec![], lenient_tools: vec![] }
+        RuleSet {
+            rules,
+            allow_regexes: vec![],
+            stopwords: vec![],
+            path_roots: vec!["/srv/acme".into()],
+            budgets: vec![],
+            lenient_tools: vec![],
+        }
     }
 
     #[test]
@@ -1266,10 +1340,21 @@ mod tests {
     fn anchored_forms() {
         let kw = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let anchor = |re: &str, k: &[&str]| anchored_form(re, &kw(k)).0;
-        assert_eq!(anchored_form(r"\b(ghp_[A-Za-z0-9]{36})\b", &kw(&["ghp_"])), (Anchor::Keyword(true), Some(r"\A(?:(ghp_[A-Za-z0-9]{36})\b)".into())));
-        assert_eq!(anchor(r"\b((?:ghp|gho)_[A-Za-z0-9]{36})\b", &["ghp_", "gho_"]), Anchor::Keyword(true), "expanded to ghp_ and gho_");
+        assert_eq!(
+            anchored_form(r"\b(ghp_[A-Za-z0-9]{36})\b", &kw(&["ghp_"])),
+            (Anchor::Keyword(true), Some(r"\A(?:(ghp_[A-Za-z0-9]{36})\b)".into()))
+        );
+        assert_eq!(
+            anchor(r"\b((?:ghp|gho)_[A-Za-z0-9]{36})\b", &["ghp_", "gho_"]),
+            Anchor::Keyword(true),
+            "expanded to ghp_ and gho_"
+        );
         assert_eq!(anchor(r"\b((?:ghp|gho)_[A-Za-z0-9]{36})\b", &["ghp_"]), Anchor::Window, "gho_ is no keyword");
-        assert_eq!(anchor(r"\b(NRAK-[A-Z]{3}|[a-f0-9]{36}NRAL)\b", &["nrak-", "nral"]), Anchor::Window, "one alternative has no literal");
+        assert_eq!(
+            anchor(r"\b(NRAK-[A-Z]{3}|[a-f0-9]{36}NRAL)\b", &["nrak-", "nral"]),
+            Anchor::Window,
+            "one alternative has no literal"
+        );
         assert_eq!(anchor(r"\b(NRAK-[A-Z]{3}|NRJS-[a-f]{3})\b", &["nrak-", "nrjs-"]), Anchor::Keyword(true));
         assert_eq!(anchor(r"(?i)password=(\S+)", &["password"]), Anchor::Keyword(false));
         assert_eq!(anchor(r"(?i)[A-Z_]*password=(\S+)", &["password"]), Anchor::Window);
@@ -1293,9 +1378,16 @@ mod tests {
         let parts = |p: &str, g: &str| Some(Some((p.to_string(), g.to_string())));
         assert_eq!(split(r"\A(?:(ghp_[A-Za-z0-9]{36})\b)", 1), Some(None), "the group is the whole match");
         assert_eq!(split(r"\A(?:ghp_[a-z]+)", 0), Some(None));
-        assert_eq!(split(r"(?i)\A(?:token\s*=\s*([^\s]{6,}))", 1), parts(r"(?i)\A(?:token\s*=\s*)", r"(?i)\A(?:[^\s]{6,})"));
+        assert_eq!(
+            split(r"(?i)\A(?:token\s*=\s*([^\s]{6,}))", 1),
+            parts(r"(?i)\A(?:token\s*=\s*)", r"(?i)\A(?:[^\s]{6,})")
+        );
         assert_eq!(split(r"\A(?:k(a)=(b)\b$)", 2), parts(r"\A(?:k(a)=)", r"\A(?:b)\b$"));
-        assert_eq!(split(r"\A(?:k=[(](b))", 1), parts(r"\A(?:k=[(])", r"\A(?:b)"), "a parenthesis in a class is no group");
+        assert_eq!(
+            split(r"\A(?:k=[(](b))", 1),
+            parts(r"\A(?:k=[(])", r"\A(?:b)"),
+            "a parenthesis in a class is no group"
+        );
         assert_eq!(split(r"\A(?:k=(\bb))", 1), None, "an assertion inside the group");
         assert_eq!(split(r"\A(?:k=([^$]b))", 1), parts(r"\A(?:k=)", r"\A(?:[^$]b)"), "no assertion in a class");
         assert_eq!(split(r"\A(?:k=(b)+)", 1), None, "a repeated group");
@@ -1320,13 +1412,24 @@ mod tests {
         let re = r#"(?i)token["']?\s*[:=]\s*["']?([^\s]{6,})"#;
         let rs = Ruleset::compile(&set(vec![rule("t", re, &["token"], 1)])).unwrap();
         let full = Regex::new(re).unwrap();
-        for text in ["token: \"abcde", "token: \"abcdef\" x", "TOKEN='abcdefgh'", "token = ab token=abcdefghij", "token:\n  abcdefgh", "token:=:=abcdefgh"] {
-            let want: Vec<(usize, usize)> = full.captures_iter(text.as_bytes()).filter_map(|c| c.get(1)).map(|g| (g.start(), g.end())).collect();
+        for text in [
+            "token: \"abcde",
+            "token: \"abcdef\" x",
+            "TOKEN='abcdefgh'",
+            "token = ab token=abcdefghij",
+            "token:\n  abcdefgh",
+            "token:=:=abcdefgh",
+        ] {
+            let want: Vec<(usize, usize)> =
+                full.captures_iter(text.as_bytes()).filter_map(|c| c.get(1)).map(|g| (g.start(), g.end())).collect();
             let (lite, fast) = both_engines(&rs, text);
             assert_eq!(fast, want, "{text:?}");
             assert_eq!(lite, want, "{text:?}");
         }
-        assert!(matches!(rs.regexes(&rs.rules[0]), Some(Compiled { anchored: true, split: Some(Split::Parts(..)), .. })));
+        assert!(matches!(
+            rs.regexes(&rs.rules[0]),
+            Some(Compiled { anchored: true, split: Some(Split::Parts(..)), .. })
+        ));
     }
 
     #[test]
@@ -1376,7 +1479,9 @@ mod tests {
 
     #[test]
     fn line_start_rules_find_what_a_search_finds() {
-        let rs = Ruleset::compile(&set(vec![rule("ini", r"(?im)^\s*[a-z_]*password\s*=\s*(\S{6,})\s*$", &["password"], 1)])).unwrap();
+        let rs =
+            Ruleset::compile(&set(vec![rule("ini", r"(?im)^\s*[a-z_]*password\s*=\s*(\S{6,})\s*$", &["password"], 1)]))
+                .unwrap();
         let text = "[db]\nhost = x\n  DB_PASSWORD = hunter2hunter\nx password = nope nope\npassword=abcdefgh\n";
         let found: Vec<&str> = rs.scan(text, &[]).iter().map(|s| &text[s.start..s.end]).collect();
         assert_eq!(found, ["hunter2hunter", "abcdefgh"]);
@@ -1387,7 +1492,11 @@ mod tests {
         let err = Ruleset::compile(&set(vec![rule("broken", "(", &["x"], 0)])).unwrap().compile_all().err().unwrap();
         assert!(err.contains("broken"), "{err}");
         // The `regex` crate takes `\p{L}`; the rule format does not.
-        let err = Ruleset::compile(&set(vec![rule("unicode", r"x(\p{L}+)", &["x"], 1)])).unwrap().compile_all().err().unwrap();
+        let err = Ruleset::compile(&set(vec![rule("unicode", r"x(\p{L}+)", &["x"], 1)]))
+            .unwrap()
+            .compile_all()
+            .err()
+            .unwrap();
         assert!(err.contains("unicode") && err.contains("not regex-lite syntax"), "{err}");
     }
 

@@ -79,7 +79,8 @@ pub fn sanitize_round(
         .zip(inputs)
         .map(|(r, i)| match r {
             Ok((s, text)) => {
-                let tokens = s.record.output_tokens.map_or_else(|| Tokenizer::get(i.options.encoding).count(text) as u64, |t| t);
+                let tokens =
+                    s.record.output_tokens.map_or_else(|| Tokenizer::get(i.options.encoding).count(text) as u64, |t| t);
                 (tokens + u64::from(s.record.media_tokens)).min(u64::from(u32::MAX)) as u32
             }
             Err(_) => 0,
@@ -90,7 +91,8 @@ pub fn sanitize_round(
     // 2. Again under the grant where it is short of the need.
     let mut out = Vec::with_capacity(inputs.len());
     for (k, (r, input)) in first.into_iter().zip(inputs).enumerate() {
-        let share = RoundShare { tokens: grants[k], need: needs[k], round_tokens: round.round_tokens, priority: weights[k] };
+        let share =
+            RoundShare { tokens: grants[k], need: needs[k], round_tokens: round.round_tokens, priority: weights[k] };
         let result = match r {
             Err(e) => Err(e),
             Ok((s, _)) if grants[k] >= needs[k] => Ok(s),

@@ -112,7 +112,14 @@ mod tests {
             wit_version: "0.1.0".into(),
             description: String::new(),
         };
-        let rules = RuleSet { rules: vec![rule], allow_regexes: vec![], stopwords: vec![], path_roots: vec![], budgets: vec![], lenient_tools: vec![] };
+        let rules = RuleSet {
+            rules: vec![rule],
+            allow_regexes: vec![],
+            stopwords: vec![],
+            path_roots: vec![],
+            budgets: vec![],
+            lenient_tools: vec![],
+        };
         CompiledPack::new(Box::new(StaticRules { info, rules })).unwrap()
     }
 

@@ -50,7 +50,13 @@ pub fn fit<R: AsRef<str>>(
     // counting stopped once over the budget: a large text costs about
     // `budget` tokens of work here, not its whole length.
     if let Some(n) = tok.count_within(rendered.as_ref(), budget) {
-        return Fitted { cut: initial, rendered, tokens: n.map(|n| n as u64), token_cut: false, whole_lines: initial_lines };
+        return Fitted {
+            cut: initial,
+            rendered,
+            tokens: n.map(|n| n as u64),
+            token_cut: false,
+            whole_lines: initial_lines,
+        };
     }
     let empty = Cut { head_end: 0, tail_start: text.len() };
     let overhead = tok.count(render(empty).as_ref());

@@ -118,7 +118,8 @@ pub fn message(
             let mut content = vec![json!({"type": "text", "text": text})];
             for e in extras {
                 if let Extra::Image { data, mime } = e {
-                    content.push(json!({"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}));
+                    content
+                        .push(json!({"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}));
                 }
             }
             json!({

@@ -36,7 +36,13 @@ fn pack() -> CompiledPack {
         budgets: vec![],
         lenient_tools: vec![],
     };
-    let info = PackInfo { name: "p".into(), version: "1".into(), tenant: "*".into(), wit_version: "0.1.0".into(), description: String::new() };
+    let info = PackInfo {
+        name: "p".into(),
+        version: "1".into(),
+        tenant: "*".into(),
+        wit_version: "0.1.0".into(),
+        description: String::new(),
+    };
     CompiledPack::new(Box::new(StaticRules { info, rules })).unwrap()
 }
 

@@ -106,7 +106,11 @@ impl<'a> Lowerer<'a> {
                     }
                     TypeDefKind::Enum(e) => {
                         let name = val.as_str().context("expected enum case name")?;
-                        let i = e.cases.iter().position(|c| c.name == name).ok_or_else(|| anyhow!("unknown case `{name}`"))?;
+                        let i = e
+                            .cases
+                            .iter()
+                            .position(|c| c.name == name)
+                            .ok_or_else(|| anyhow!("unknown case `{name}`"))?;
                         if e.cases.len() > 256 {
                             bail!("enums over 256 cases are not supported");
                         }

@@ -22,8 +22,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use wasmtime::error::Context as _;
 use wasmtime::component::{Component, Linker};
+use wasmtime::error::Context as _;
 use wasmtime::{Config, Engine, Store, StoreContextMut, Trap};
 
 use crate::bindings::pack::exports::result_sanitizer::core::rule_pack as pk;
@@ -176,9 +176,7 @@ impl Sanitizer {
         let engine = new_engine().map_err(load_err("engine"))?;
         let recount = matches!(source, PipelineSource::Wasm(_));
         let pipeline = match source {
-            PipelineSource::Wasm(bytes) => {
-                Component::new(&engine, bytes).map_err(load_err("pipeline component"))?
-            }
+            PipelineSource::Wasm(bytes) => Component::new(&engine, bytes).map_err(load_err("pipeline component"))?,
             PipelineSource::Embedded => {
                 let art = crate::embedded::artifacts().ok_or_else(|| Error::Load {
                     what: "embedded pipeline".into(),
@@ -243,10 +241,8 @@ impl Sanitizer {
     /// manifest comes from the pack itself: it is instantiated once, under
     /// the pack limits, and asked for its info and rules.
     pub fn wrap_pack_core(&self, core: &[u8]) -> Result<Vec<u8>> {
-        let component = crate::componentize::componentize(core).map_err(|e| Error::Load {
-            what: "pack core module".into(),
-            reason: format!("{e:#}"),
-        })?;
+        let component = crate::componentize::componentize(core)
+            .map_err(|e| Error::Load { what: "pack core module".into(), reason: format!("{e:#}") })?;
         let compiled = Component::new(&self.engine, &component).map_err(load_err("pack component"))?;
         if let Some((name, _)) = compiled.component_type().imports(&self.engine).next() {
             return Err(Error::Load {
@@ -260,14 +256,20 @@ impl Sanitizer {
         store.set_epoch_deadline(ticks(self.limits.timeout));
         store.data_mut().in_pack = true;
         let who = || Guest::Pack("new pack".into());
-        let inst = Linker::new(&self.engine).instantiate(&mut store, &compiled).map_err(|e| classify(e, &store, who()))?;
+        let inst =
+            Linker::new(&self.engine).instantiate(&mut store, &compiled).map_err(|e| classify(e, &store, who()))?;
         let pack = Pack::new(&mut store, &inst).map_err(load_err("pack exports"))?;
         let iface = pack.result_sanitizer_core_rule_pack();
         let info = iface.call_info(&mut store).map_err(|e| classify(e, &store, who()))?;
         let rules = iface.call_rules(&mut store).map_err(|e| classify(e, &store, who()))?;
         let size = rule_set_bytes(&rules);
         if size > self.limits.rule_set_bytes {
-            return Err(Error::TooLarge { guest: who(), what: "a rule set", size: size as u64, limit: self.limits.rule_set_bytes as u64 });
+            return Err(Error::TooLarge {
+                guest: who(),
+                what: "a rule set",
+                size: size as u64,
+                limit: self.limits.rule_set_bytes as u64,
+            });
         }
         let has_detect = iface.call_has_detect(&mut store).map_err(|e| classify(e, &store, who()))?;
         let manifest = Manifest {
@@ -369,7 +371,8 @@ impl Sanitizer {
 
     /// The budget the pipeline would apply to a call with `opts`.
     pub fn effective_budget(&self, pack: &LoadedPack, opts: &api::Options) -> Result<api::Budget> {
-        let r = self.with_live(pack, |s, p| p.result_sanitizer_core_result_sanitizer().call_effective_budget(s, opts))?;
+        let r =
+            self.with_live(pack, |s, p| p.result_sanitizer_core_result_sanitizer().call_effective_budget(s, opts))?;
         r.map_err(guest_error)
     }
 
@@ -406,7 +409,9 @@ impl Sanitizer {
         inputs: &[api::RoundInput],
         round: &api::RoundOptions,
     ) -> Result<Vec<Result<api::Sanitized>>> {
-        let r = self.with_live(pack, |s, p| p.result_sanitizer_core_result_sanitizer().call_sanitize_round(s, inputs, *round))?;
+        let r = self.with_live(pack, |s, p| {
+            p.result_sanitizer_core_result_sanitizer().call_sanitize_round(s, inputs, *round)
+        })?;
         let results = r.map_err(guest_error)?;
         if results.len() != inputs.len() {
             return Err(Error::InvalidOutput("a round returned a different number of results".into()));
@@ -557,7 +562,6 @@ fn prepare_pack(engine: &Engine, manifest: Manifest, sha256: String, component: 
     Ok(LoadedPack { pre: Prepared { pre }, manifest, sha256, pool: Mutex::new(Vec::new()) })
 }
 
-
 fn ticks(d: std::time::Duration) -> u64 {
     (d.as_millis() / TICK.as_millis()).max(1) as u64
 }
@@ -629,8 +633,14 @@ fn prune_cache(base: &std::path::Path, keep: &std::path::Path) {
         let path = entry.path();
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        let ours = (name.starts_with("pipeline-") && name.ends_with(".cwasm")) || (name.starts_with(".pipeline.") && name.ends_with(".tmp"));
-        let old = entry.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age > STALE);
+        let ours = (name.starts_with("pipeline-") && name.ends_with(".cwasm"))
+            || (name.starts_with(".pipeline.") && name.ends_with(".tmp"));
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE);
         if ours && old && path != keep {
             let _ = std::fs::remove_file(&path);
         }
@@ -693,7 +703,14 @@ pub fn rule_set_bytes(r: &pk::RuleSet) -> usize {
     let rules: usize = r
         .rules
         .iter()
-        .map(|x| 64 + x.id.len() + x.description.len() + x.regex.len() + strs(&x.keywords) + strs(&x.allow_regexes) + strs(&x.stopwords))
+        .map(|x| {
+            64 + x.id.len()
+                + x.description.len()
+                + x.regex.len()
+                + strs(&x.keywords)
+                + strs(&x.allow_regexes)
+                + strs(&x.stopwords)
+        })
         .sum();
     let budgets: usize = r.budgets.iter().map(|b| 64 + b.tool.len()).sum();
     rules + budgets + strs(&r.allow_regexes) + strs(&r.stopwords) + strs(&r.path_roots) + strs(&r.lenient_tools)
@@ -772,7 +789,16 @@ fn hex(b: &[u8]) -> String {
 
 /// Stage names a pipeline record may carry.
 const STAGES: &[&str] = &[
-    "triage", "html", "byte-cap", "redact", "json-structure", "records", "char-budget", "token-budget", "wrap", "wrap+final-redact",
+    "triage",
+    "html",
+    "byte-cap",
+    "redact",
+    "json-structure",
+    "records",
+    "char-budget",
+    "token-budget",
+    "wrap",
+    "wrap+final-redact",
 ];
 
 /// Token count by the host's own native copy of the pipeline's tokenizer
@@ -886,9 +912,8 @@ pub fn validate_with(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPac
     for r in &out.record.redactions {
         let ok_chars = r.rule_id.len() <= 64
             && r.rule_id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-        let known_id = known.contains(r.rule_id.as_str())
-            || r.rule_id == "tenant-path-root"
-            || pack.manifest.has_detect;
+        let known_id =
+            known.contains(r.rule_id.as_str()) || r.rule_id == "tenant-path-root" || pack.manifest.has_detect;
         if !ok_chars || !known_id {
             return bad("the record names a rule the pack does not have");
         }

@@ -354,7 +354,12 @@ fn parse_priority(s: &str) -> Result<(String, u32), String> {
     Ok((tool.to_string(), w.parse().map_err(|e| format!("weight: {e}"))?))
 }
 
-fn sanitize_round(files: &[PathBuf], round: api::RoundOptions, priorities: &[(String, u32)], so: &SanitizeOpts) -> Result<(), Error> {
+fn sanitize_round(
+    files: &[PathBuf],
+    round: api::RoundOptions,
+    priorities: &[(String, u32)],
+    so: &SanitizeOpts,
+) -> Result<(), Error> {
     let s = Arc::new(Sanitizer::new(so.limits.limits())?);
     let loaded = select_pack(&s, &so.packs)?;
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
@@ -431,8 +436,8 @@ fn pack_cmd(cmd: &PackCmd) -> Result<(), Error> {
             let id = rf
                 .identity(name.as_deref(), version.as_deref(), tenant.as_deref())
                 .map_err(|e| Error::InvalidPack(e.to_string()))?;
-            let wasm = result_sanitizer::pack_build::build(&rf, &id)
-                .map_err(|e| Error::InvalidPack(format!("{e:#}")))?;
+            let wasm =
+                result_sanitizer::pack_build::build(&rf, &id).map_err(|e| Error::InvalidPack(format!("{e:#}")))?;
             std::fs::write(output, &wasm)?;
             eprintln!("built {} ({} bytes, {} rules)", output.display(), wasm.len(), rf.rules.len());
             Ok(())

@@ -290,7 +290,9 @@ impl RulesFile {
             .rules
             .iter()
             .filter(|r| ids.contains(&r.get_ref().id))
-            .map(|r| format!("rule `{}` has the id of a default rule; rename it or build with --no-defaults", r.get_ref().id))
+            .map(|r| {
+                format!("rule `{}` has the id of a default rule; rename it or build with --no-defaults", r.get_ref().id)
+            })
             .collect();
         if !clashes.is_empty() {
             return Err(RulesError { problems: clashes });
@@ -376,7 +378,9 @@ fn rule_set_json(set: &g::RuleSet) -> Value {
     let budgets: Vec<Value> = set
         .budgets
         .iter()
-        .map(|b| json!({"tool": b.tool, "max-bytes": b.max_bytes, "max-chars": b.max_chars, "max-tokens": b.max_tokens}))
+        .map(
+            |b| json!({"tool": b.tool, "max-bytes": b.max_bytes, "max-chars": b.max_chars, "max-tokens": b.max_tokens}),
+        )
         .collect();
     json!({"rules": rules, "allow-regexes": set.allow_regexes, "stopwords": set.stopwords, "path-roots": set.path_roots, "budgets": budgets, "lenient-tools": set.lenient_tools})
 }

@@ -262,8 +262,8 @@ fn split_signature(wasm: &[u8]) -> Result<(&[u8], Option<SignatureSection>), Ref
             // The section starts with its id byte and size before `range`.
             let data_start = section_header_start(wasm, one.0)?;
             let body = custom_payload(wasm, one.0, one.1)?;
-            let sig: SignatureSection =
-                serde_json::from_slice(body).map_err(|_| Refusal::Tampered("signature section is not valid JSON".into()))?;
+            let sig: SignatureSection = serde_json::from_slice(body)
+                .map_err(|_| Refusal::Tampered("signature section is not valid JSON".into()))?;
             Ok((&wasm[..data_start], Some(sig)))
         }
         _ => Err(Refusal::Tampered("more than one signature section".into())),
@@ -378,7 +378,8 @@ pub fn verify(wasm: &[u8], policy: &TrustPolicy, tenant: Option<&str>, now: Syst
         .iter()
         .find(|k| k.key_id() == m.key_id)
         .ok_or_else(|| Refusal::UntrustedKey { key_id: m.key_id.clone() })?;
-    let sig_bytes = unhex::<64>(&sig.signature).ok_or_else(|| Refusal::Tampered("signature is not 64 bytes of hex".into()))?;
+    let sig_bytes =
+        unhex::<64>(&sig.signature).ok_or_else(|| Refusal::Tampered("signature is not 64 bytes of hex".into()))?;
     key.key
         .verify(&message(m), &Signature::from_bytes(&sig_bytes))
         .map_err(|_| Refusal::Tampered("signature does not verify".into()))?;

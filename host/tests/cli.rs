@@ -15,7 +15,8 @@ fn root() -> PathBuf {
 }
 
 fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child =
+        bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let mut input = child.stdin.take().unwrap();
     let data = stdin.to_vec();
     let writer = std::thread::spawn(move || {
@@ -33,7 +34,16 @@ fn stdout_json(o: &Output) -> serde_json::Value {
 
 #[test]
 fn help_on_every_subcommand() {
-    for sub in [vec![], vec!["sanitize"], vec!["redact"], vec!["run"], vec!["pack"], vec!["pack", "build"], vec!["pack", "inspect"], vec!["pack", "check"]] {
+    for sub in [
+        vec![],
+        vec!["sanitize"],
+        vec!["redact"],
+        vec!["run"],
+        vec!["pack"],
+        vec!["pack", "build"],
+        vec!["pack", "inspect"],
+        vec!["pack", "check"],
+    ] {
         let mut args = sub.clone();
         args.push("--help");
         let o = bin().args(&args).output().unwrap();
@@ -54,7 +64,17 @@ fn no_secret_from_the_example_log_appears_anywhere() {
     for args in [
         vec!["sanitize", log.to_str().unwrap(), "--tool", "shell"],
         vec!["sanitize", log.to_str().unwrap(), "--max-bytes", "2000000", "--format", "openai"],
-        vec!["sanitize", log.to_str().unwrap(), "--max-bytes", "2000000", "--max-tokens", "300", "--format", "anthropic", "--untrusted"],
+        vec![
+            "sanitize",
+            log.to_str().unwrap(),
+            "--max-bytes",
+            "2000000",
+            "--max-tokens",
+            "300",
+            "--format",
+            "anthropic",
+            "--untrusted",
+        ],
         vec!["redact", log.to_str().unwrap()],
     ] {
         let o = bin().args(&args).output().unwrap();
@@ -67,7 +87,19 @@ fn no_secret_from_the_example_log_appears_anywhere() {
     }
     // The whole file read: the PEM block, the curl header and the failing
     // test at the end are all handled.
-    let o = bin().args(["sanitize", log.to_str().unwrap(), "--max-bytes", "2000000", "--max-tokens", "2000000", "--max-chars", "2000000"]).output().unwrap();
+    let o = bin()
+        .args([
+            "sanitize",
+            log.to_str().unwrap(),
+            "--max-bytes",
+            "2000000",
+            "--max-tokens",
+            "2000000",
+            "--max-chars",
+            "2000000",
+        ])
+        .output()
+        .unwrap();
     let v = stdout_json(&o);
     common::assert_mcp_valid(&v);
     let text = v["content"][0]["text"].as_str().unwrap();
@@ -89,7 +121,10 @@ fn file_and_stdin_agree_and_mcp_output_is_valid() {
     let v = stdout_json(&a);
     common::assert_mcp_valid(&v);
     assert!(!String::from_utf8_lossy(&a.stdout).contains("Xk9mQ2vLp7zz"));
-    let mcp = run_with_stdin(&["sanitize", "--input", "mcp"], std::fs::read(root().join("examples/mcp-result.json")).unwrap().as_slice());
+    let mcp = run_with_stdin(
+        &["sanitize", "--input", "mcp"],
+        std::fs::read(root().join("examples/mcp-result.json")).unwrap().as_slice(),
+    );
     let v = stdout_json(&mcp);
     common::assert_mcp_valid(&v);
     assert_eq!(v["content"][1]["type"], "image");
@@ -163,7 +198,10 @@ fn pack_build_reports_file_and_line() {
         "[pack]\nname = \"t\"\nversion = \"1\"\ntenant = \"acme\"\n\n[[rules]]\nid = \"broken\"\nregex = '(unclosed'\nkeywords = [\"x\"]\nexamples = [\"x\"]\ncounter_examples = [\"y\"]\n",
     )
     .unwrap();
-    let o = bin().args(["pack", "build", rules.to_str().unwrap(), "-o", dir.join("p.wasm").to_str().unwrap()]).output().unwrap();
+    let o = bin()
+        .args(["pack", "build", rules.to_str().unwrap(), "-o", dir.join("p.wasm").to_str().unwrap()])
+        .output()
+        .unwrap();
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("bad.toml:6: rule `broken`: rule `broken`: regex does not compile"), "{err}");
@@ -174,7 +212,10 @@ fn pack_build_reports_file_and_line() {
     )
     .unwrap();
     let pack = dir.join("acme.wasm");
-    let o = bin().args(["pack", "build", rules.to_str().unwrap(), "--no-defaults", "-o", pack.to_str().unwrap()]).output().unwrap();
+    let o = bin()
+        .args(["pack", "build", rules.to_str().unwrap(), "--no-defaults", "-o", pack.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = bin().args(["pack", "inspect", pack.to_str().unwrap()]).output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -183,7 +224,10 @@ fn pack_build_reports_file_and_line() {
     let o = run_with_stdin(&["sanitize", "--pack", pack.to_str().unwrap()], b"x");
     assert!(!o.status.success(), "an unsigned pack needs --allow-unsigned");
     assert!(String::from_utf8_lossy(&o.stderr).contains("unsigned"));
-    let o = run_with_stdin(&["sanitize", "--pack", pack.to_str().unwrap(), "--allow-unsigned"], b"x acme_0123456789abcdef0123456789abcdef y");
+    let o = run_with_stdin(
+        &["sanitize", "--pack", pack.to_str().unwrap(), "--allow-unsigned"],
+        b"x acme_0123456789abcdef0123456789abcdef y",
+    );
     let v = stdout_json(&o);
     assert_eq!(v["content"][0]["text"], "x [REDACTED:acme-token] y");
 }
@@ -192,14 +236,15 @@ fn pack_build_reports_file_and_line() {
 fn sanitize_round_prints_one_message_per_file_within_the_round() {
     let dir = std::env::temp_dir().join(format!("rs-round-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let files: Vec<PathBuf> = [("grep", "match\n".repeat(3)), ("build", "compiling\n".repeat(20_000)), ("test", "ok\n".repeat(20_000))]
-        .iter()
-        .map(|(name, body)| {
-            let p = dir.join(format!("{name}.txt"));
-            std::fs::write(&p, body).unwrap();
-            p
-        })
-        .collect();
+    let files: Vec<PathBuf> =
+        [("grep", "match\n".repeat(3)), ("build", "compiling\n".repeat(20_000)), ("test", "ok\n".repeat(20_000))]
+            .iter()
+            .map(|(name, body)| {
+                let p = dir.join(format!("{name}.txt"));
+                std::fs::write(&p, body).unwrap();
+                p
+            })
+            .collect();
     let mut args = vec!["sanitize-round", "--round-tokens", "3000", "--min-tokens", "500", "--priority", "test=3"];
     let paths: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
     args.extend(paths.iter().map(String::as_str));
@@ -214,7 +259,10 @@ fn sanitize_round_prints_one_message_per_file_within_the_round() {
         let share = &m["_meta"]["result-sanitizer/record"]["round"];
         total += share["tokens"].as_u64().unwrap();
         let text = m["content"][0]["text"].as_str().unwrap();
-        assert!(common::tokens(text, result_sanitizer::api::Encoding::O200kBase) as u64 <= share["tokens"].as_u64().unwrap());
+        assert!(
+            common::tokens(text, result_sanitizer::api::Encoding::O200kBase) as u64
+                <= share["tokens"].as_u64().unwrap()
+        );
     }
     assert!(total <= 3000);
     let t = |i: usize| msgs[i]["_meta"]["result-sanitizer/record"]["round"]["tokens"].as_u64().unwrap();
@@ -237,11 +285,20 @@ fn the_pipeline_cache_keeps_one_copy_per_build_and_drops_stale_ones() {
     let recent = plant("pipeline-11111111111111111111111111111111.cwasm", 1);
     let unrelated = plant("notes.txt", 48);
     for _ in 0..2 {
-        let o = bin().args(["sanitize", "--tool", "t"]).env("RESULT_SANITIZER_CACHE", &dir).stdin(Stdio::null()).output().unwrap();
+        let o = bin()
+            .args(["sanitize", "--tool", "t"])
+            .env("RESULT_SANITIZER_CACHE", &dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
         stdout_json(&o);
     }
-    let names: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    let ours: Vec<&String> = names.iter().filter(|n| n.starts_with("pipeline-") && *n != "pipeline-11111111111111111111111111111111.cwasm").collect();
+    let names: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let ours: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("pipeline-") && *n != "pipeline-11111111111111111111111111111111.cwasm")
+        .collect();
     assert_eq!(ours.len(), 1, "one copy of this build's pipeline: {names:?}");
     assert!(!stale.exists() && !stale_tmp.exists(), "copies of other builds older than a day go: {names:?}");
     assert!(recent.exists(), "a recent copy of another build may be in use: {names:?}");

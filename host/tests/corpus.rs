@@ -57,7 +57,12 @@ fn kinds() -> Vec<(&'static str, &'static str, Gen)> {
         ("gcp-api-key", "GOOGLE_API_KEY", |r| format!("AIza{}", r.s(35, AN_))),
         ("gcp-oauth-token", "GOOGLE_ACCESS_TOKEN", |r| format!("ya29.{}", r.s(150, AN_))),
         ("google-oauth-secret", "GOOGLE_CLIENT_SECRET", |r| format!("GOCSPX-{}", r.s(28, AN_))),
-        ("azure-storage-key", "AZURE_STORAGE_CONNECTION_STRING", |r| format!("DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={}==;EndpointSuffix=core.windows.net", r.s(86, B64))),
+        ("azure-storage-key", "AZURE_STORAGE_CONNECTION_STRING", |r| {
+            format!(
+                "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={}==;EndpointSuffix=core.windows.net",
+                r.s(86, B64)
+            )
+        }),
         ("azure-ad-secret", "AZURE_CLIENT_SECRET", |r| format!("{}8Q~{}", r.s(3, AN), r.s(34, AN_))),
         ("alibaba-key-id", "ALIBABA_CLOUD_ACCESS_KEY_ID", |r| format!("LTAI{}", r.s(20, AN))),
         ("tencent-secret-id", "TENCENTCLOUD_SECRET_ID", |r| format!("AKID{}", r.s(32, AN))),
@@ -77,10 +82,24 @@ fn kinds() -> Vec<(&'static str, &'static str, Gen)> {
         ("pulumi", "PULUMI_ACCESS_TOKEN", |r| format!("pul-{}", r.s(40, HEX))),
         ("doppler", "DOPPLER_TOKEN", |r| format!("dp.st.{}", r.s(43, AN))),
         ("vault", "VAULT_TOKEN", |r| format!("hvs.{}", r.s(95, AN_))),
-        ("slack-bot", "SLACK_BOT_TOKEN", |r| format!("xoxb-{}-{}-{}", r.s(11, "0123456789"), r.s(13, "0123456789"), r.s(24, AN))),
-        ("slack-user", "SLACK_USER_TOKEN", |r| format!("xoxp-{}-{}-{}-{}", r.s(11, "0123456789"), r.s(11, "0123456789"), r.s(13, "0123456789"), r.s(32, HEX))),
-        ("slack-webhook", "SLACK_WEBHOOK_URL", |r| format!("https://hooks.slack.com/services/T{}/B{}/{}", r.s(8, UP), r.s(10, UP), r.s(24, AN))),
-        ("discord-webhook", "DISCORD_WEBHOOK", |r| format!("https://discord.com/api/webhooks/{}/{}", r.s(18, "0123456789"), r.s(68, AN_))),
+        ("slack-bot", "SLACK_BOT_TOKEN", |r| {
+            format!("xoxb-{}-{}-{}", r.s(11, "0123456789"), r.s(13, "0123456789"), r.s(24, AN))
+        }),
+        ("slack-user", "SLACK_USER_TOKEN", |r| {
+            format!(
+                "xoxp-{}-{}-{}-{}",
+                r.s(11, "0123456789"),
+                r.s(11, "0123456789"),
+                r.s(13, "0123456789"),
+                r.s(32, HEX)
+            )
+        }),
+        ("slack-webhook", "SLACK_WEBHOOK_URL", |r| {
+            format!("https://hooks.slack.com/services/T{}/B{}/{}", r.s(8, UP), r.s(10, UP), r.s(24, AN))
+        }),
+        ("discord-webhook", "DISCORD_WEBHOOK", |r| {
+            format!("https://discord.com/api/webhooks/{}/{}", r.s(18, "0123456789"), r.s(68, AN_))
+        }),
         ("telegram", "TELEGRAM_BOT_TOKEN", |r| format!("{}:AA{}", r.s(10, "0123456789"), r.s(33, AN_))),
         ("sendgrid", "SENDGRID_API_KEY", |r| format!("SG.{}.{}", r.s(22, AN_), r.s(43, AN_))),
         ("mailgun", "MAILGUN_API_KEY", |r| format!("key-{}", r.s(32, HEX))),
@@ -90,22 +109,30 @@ fn kinds() -> Vec<(&'static str, &'static str, Gen)> {
         ("stripe-test", "STRIPE_TEST_KEY", |r| format!("sk_test_{}", r.s(24, AN))),
         ("stripe-restricted", "STRIPE_RESTRICTED_KEY", |r| format!("rk_live_{}", r.s(99, AN))),
         ("square", "SQUARE_ACCESS_TOKEN", |r| format!("EAAA{}", r.s(60, AN_))),
-        ("braintree", "BRAINTREE_ACCESS_TOKEN", |r| format!("access_token$production${}${}", r.s(16, LOWER), r.s(32, HEX))),
+        ("braintree", "BRAINTREE_ACCESS_TOKEN", |r| {
+            format!("access_token$production${}${}", r.s(16, LOWER), r.s(32, HEX))
+        }),
         ("shopify", "SHOPIFY_ACCESS_TOKEN", |r| format!("shpat_{}", r.s(32, HEX))),
         ("openai-project", "OPENAI_API_KEY", |r| format!("sk-proj-{}", r.s(156, AN_))),
         ("openai-svcacct", "OPENAI_SVC_KEY", |r| format!("sk-svcacct-{}", r.s(156, AN_))),
         ("openai-legacy", "OPENAI_KEY", |r| format!("sk-{}T3BlbkFJ{}", r.s(20, AN), r.s(20, AN))),
         ("anthropic", "ANTHROPIC_API_KEY", |r| format!("sk-ant-api03-{}AA", r.s(93, AN_))),
-        ("huggingface", "HF_TOKEN", |r| format!("hf_{}", r.s(34, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"))),
+        ("huggingface", "HF_TOKEN", |r| {
+            format!("hf_{}", r.s(34, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"))
+        }),
         ("postgres-url", "DATABASE_URL", |r| format!("postgres://app:{}@db.internal:5432/app", r.s(20, AN))),
         ("mysql-url", "MYSQL_URL", |r| format!("mysql://root:{}@mysql:3306/app", r.s(16, AN))),
-        ("mongodb-url", "MONGO_URL", |r| format!("mongodb+srv://admin:{}@cluster0.abcde.mongodb.net/test", r.s(16, AN))),
+        ("mongodb-url", "MONGO_URL", |r| {
+            format!("mongodb+srv://admin:{}@cluster0.abcde.mongodb.net/test", r.s(16, AN))
+        }),
         ("redis-url", "REDIS_URL", |r| format!("redis://default:{}@cache:6379/0", r.s(24, AN))),
         ("amqp-url", "AMQP_URL", |r| format!("amqps://svc:{}@mq.internal:5671/vhost", r.s(18, AN))),
         ("datadog", "DD_API_KEY", |r| r.s(32, HEX)),
         ("newrelic", "NEW_RELIC_API_KEY", |r| format!("NRAK-{}", r.s(27, UP))),
         ("grafana", "GRAFANA_TOKEN", |r| format!("glsa_{}_{}", r.s(32, AN), r.s(8, HEX))),
-        ("sentry-dsn", "SENTRY_DSN", |r| format!("https://{}@o{}.ingest.sentry.io/{}", r.s(32, HEX), r.s(6, "0123456789"), r.s(7, "0123456789"))),
+        ("sentry-dsn", "SENTRY_DSN", |r| {
+            format!("https://{}@o{}.ingest.sentry.io/{}", r.s(32, HEX), r.s(6, "0123456789"), r.s(7, "0123456789"))
+        }),
         ("npm", "NPM_TOKEN", |r| format!("npm_{}", r.s(36, AN))),
         ("pypi", "PYPI_TOKEN", |r| format!("pypi-AgEIcHlwaS5vcmc{}", r.s(150, AN_))),
         ("dockerhub", "DOCKERHUB_TOKEN", |r| format!("dckr_pat_{}", r.s(27, AN_))),
@@ -254,7 +281,10 @@ fn recall_and_false_positive_rate_per_kind() {
     let (nn, nh) = fp.values().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
     let recall = 1.0 - f64::from(pm) / f64::from(pn);
     let fpr = f64::from(nh) / f64::from(nn);
-    println!("\nkinds: {}  positives: {pn}  recall: {recall:.4}  negatives: {nn}  false-positive rate: {fpr:.4}", per_kind.len());
+    println!(
+        "\nkinds: {}  positives: {pn}  recall: {recall:.4}  negatives: {nn}  false-positive rate: {fpr:.4}",
+        per_kind.len()
+    );
     misses.sort();
     misses.dedup();
     println!("missed: {misses:?}");

@@ -10,11 +10,18 @@ use result_sanitizer::Error;
 fn deeply_nested_and_huge_mcp_json_are_typed_errors_or_bounded() {
     let mut o = opts("x");
     o.input = InputKind::Mcp;
-    let deep = format!("{{\"content\": [{{\"type\": \"text\", \"text\": \"a\"}}], \"structuredContent\": {}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+    let deep = format!(
+        "{{\"content\": [{{\"type\": \"text\", \"text\": \"a\"}}], \"structuredContent\": {}{}}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
     let e = sanitizer().sanitize(deep.as_bytes(), &o).unwrap_err();
     assert!(matches!(e, Error::InvalidInput(_)), "{e}");
     let items: Vec<String> = (0..1_000_000).map(|i| i.to_string()).collect();
-    let big = format!("{{\"content\": [{{\"type\": \"text\", \"text\": \"ok\"}}], \"structuredContent\": {{\"items\": [{}]}}}}", items.join(","));
+    let big = format!(
+        "{{\"content\": [{{\"type\": \"text\", \"text\": \"ok\"}}], \"structuredContent\": {{\"items\": [{}]}}}}",
+        items.join(",")
+    );
     let out = sanitizer().sanitize(big.as_bytes(), &o).unwrap();
     let v = json(&out);
     // Over its share of the budget: thinned, still JSON, first and last kept.
@@ -53,4 +60,3 @@ fn zero_width_and_bidi_characters_do_not_break_the_pipeline() {
     result_sanitizer::io::redact_stream(s, s.default_pack(), input.as_bytes(), &mut out, 1 << 16).unwrap();
     assert!(!String::from_utf8_lossy(&out).contains("6Ab1Cd5Ef0Gh2Ij4Kl6M"));
 }
-

@@ -43,7 +43,8 @@ fn served_normally(s: &Sanitizer) {
 
 #[test]
 fn looping_pack_is_stopped_by_fuel() {
-    let s = Sanitizer::new(Limits { pack_fuel: 5_000_000, timeout: Duration::from_secs(60), ..Limits::default() }).unwrap();
+    let s =
+        Sanitizer::new(Limits { pack_fuel: 5_000_000, timeout: Duration::from_secs(60), ..Limits::default() }).unwrap();
     let pack = s.load_pack_unverified(&hostile("spinner", infinite_loop())).unwrap();
     for _ in 0..2 {
         let e = s.sanitize_with(&pack, b"some text", &common::opts("x")).unwrap_err();
@@ -55,7 +56,12 @@ fn looping_pack_is_stopped_by_fuel() {
 
 #[test]
 fn looping_pack_is_stopped_by_the_epoch_deadline() {
-    let limits = Limits { fuel: u64::MAX / 4, pack_fuel: u64::MAX / 4, timeout: Duration::from_millis(300), ..Limits::default() };
+    let limits = Limits {
+        fuel: u64::MAX / 4,
+        pack_fuel: u64::MAX / 4,
+        timeout: Duration::from_millis(300),
+        ..Limits::default()
+    };
     let s = Sanitizer::new(limits).unwrap();
     let pack = s.load_pack_unverified(&hostile("sleeper", infinite_loop())).unwrap();
     let t = std::time::Instant::now();
@@ -119,7 +125,11 @@ fn a_panicking_pack_is_a_trap_naming_the_pack() {
 #[test]
 fn out_of_range_findings_are_dropped() {
     // One finding {rule "x", 5..999999} written at 3008; return area at 3040.
-    let mut body = vec![I::I32Const(3000), I::I32Const(b'x' as i32), I::I32Store8(wasm_encoder::MemArg { offset: 0, align: 0, memory_index: 0 })];
+    let mut body = vec![
+        I::I32Const(3000),
+        I::I32Const(b'x' as i32),
+        I::I32Store8(wasm_encoder::MemArg { offset: 0, align: 0, memory_index: 0 }),
+    ];
     body.extend(store(3008, 3000, 0));
     body.extend(store(3008, 1, 4));
     body.extend(store(3008, 5, 8));
@@ -144,7 +154,10 @@ fn millions_of_findings_are_refused_by_the_host() {
     let s = Sanitizer::new(Limits { pack_memory: 64 << 20, ..Limits::default() }).unwrap();
     let pack = s.load_pack_unverified(&hostile("flood", body)).unwrap();
     let e = s.sanitize_with(&pack, b"short text", &common::opts("x")).unwrap_err();
-    assert!(matches!(&e, Error::TooLarge { guest: Guest::Pack(n), what: "findings", size: 2_000_000, .. } if n == "flood"), "{e}");
+    assert!(
+        matches!(&e, Error::TooLarge { guest: Guest::Pack(n), what: "findings", size: 2_000_000, .. } if n == "flood"),
+        "{e}"
+    );
     served_normally(&s);
 }
 

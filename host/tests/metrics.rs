@@ -16,10 +16,7 @@ fn metrics_count_results_cuts_and_redactions_and_emit_events() {
     let s = Sanitizer::new(Limits::default()).unwrap();
     let buf = Arc::new(Mutex::new(Vec::<u8>::new()));
     let sink = buf.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || Writer(sink.clone()))
-        .with_ansi(false)
-        .finish();
+    let subscriber = tracing_subscriber::fmt().with_writer(move || Writer(sink.clone())).with_ansi(false).finish();
     tracing::subscriber::with_default(subscriber, || {
         s.sanitize(format!("token {GH}").as_bytes(), &opts("a")).unwrap();
         let mut o = opts("b");

@@ -182,7 +182,10 @@ fn tool_errors_become_code_and_safe_message() {
     assert!(out.is_error);
     let text = visible_text(&out, OutputFormat::Mcp);
     assert!(text.starts_with("[exit-status-2] failed with key [REDACTED:aws-access-key-id]\n"));
-    assert!(out.record.redactions.iter().any(|r| r.rule_id == "aws-access-key-id" && r.count == 1), "counted in the record");
+    assert!(
+        out.record.redactions.iter().any(|r| r.rule_id == "aws-access-key-id" && r.count == 1),
+        "counted in the record"
+    );
     assert_eq!(json(&out)["isError"], true);
     assert_mcp_valid(&json(&out));
 }
@@ -248,7 +251,8 @@ fn multibyte_characters_on_every_cut() {
     // One long line of 4-byte characters: the byte cap, the char cut and
     // the token cut all land inside characters unless they avoid them.
     let input = "😀a".repeat(60_000);
-    for (max_bytes, max_chars, max_tokens) in [(100_001, 10_001, 100_000), (200_003, 50_000, 3001), (9_999, 4_000, 333)] {
+    for (max_bytes, max_chars, max_tokens) in [(100_001, 10_001, 100_000), (200_003, 50_000, 3001), (9_999, 4_000, 333)]
+    {
         let mut o = opts("cat");
         o.max_bytes = Some(max_bytes);
         o.max_chars = Some(max_chars);
@@ -288,7 +292,8 @@ fn the_host_refuses_a_tampered_result() {
     assert!(result_sanitizer::engine::validate(&o, &out, pack).is_err(), "record no longer matches");
     let mut out = s.sanitize(b"hello", &o).unwrap();
     out.record.redactions.push(result_sanitizer::api::RuleCount { rule_id: "hunter2 secret".into(), count: 1 });
-    out.message = out.message.replace("\"redactions\":[]", "\"redactions\":[{\"count\":1,\"rule_id\":\"hunter2 secret\"}]");
+    out.message =
+        out.message.replace("\"redactions\":[]", "\"redactions\":[{\"count\":1,\"rule_id\":\"hunter2 secret\"}]");
     assert!(result_sanitizer::engine::validate(&o, &out, pack).is_err(), "unknown rule id");
     let mut out = s.sanitize(b"hello", &o).unwrap();
     out.message = "not json".into();
@@ -343,15 +348,18 @@ fn the_json_twin_gives_the_same_message() {
         "input": input,
         "options": {"tool": "grep", "call_id": "call_1", "format": "Openai", "max_tokens": 300}
     });
-    let out: serde_json::Value = serde_json::from_str(&s.sanitize_json(s.default_pack(), &request.to_string()).unwrap()).unwrap();
+    let out: serde_json::Value =
+        serde_json::from_str(&s.sanitize_json(s.default_pack(), &request.to_string()).unwrap()).unwrap();
     assert_eq!(out["Ok"]["message"].as_str().unwrap(), typed.message);
     assert_eq!(out["Ok"]["record"], serde_json::to_value(&typed.record).unwrap());
     // Errors come back as data, quoting nothing of the input.
     let bad = serde_json::json!({"input": input, "options": {"max_tokens": 1}});
-    let out: serde_json::Value = serde_json::from_str(&s.sanitize_json(s.default_pack(), &bad.to_string()).unwrap()).unwrap();
+    let out: serde_json::Value =
+        serde_json::from_str(&s.sanitize_json(s.default_pack(), &bad.to_string()).unwrap()).unwrap();
     assert!(out["Err"]["InvalidOptions"].as_str().unwrap().contains("max-tokens"));
     let unknown = serde_json::json!({"input": "x", "options": {"maxTokens": 300}});
-    let out: serde_json::Value = serde_json::from_str(&s.sanitize_json(s.default_pack(), &unknown.to_string()).unwrap()).unwrap();
+    let out: serde_json::Value =
+        serde_json::from_str(&s.sanitize_json(s.default_pack(), &unknown.to_string()).unwrap()).unwrap();
     assert!(out["Err"]["InvalidOptions"].as_str().unwrap().contains("unknown option"));
     assert!(!out.to_string().contains(GH));
 }

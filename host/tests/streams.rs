@@ -23,7 +23,11 @@ fn block() -> Vec<u8> {
     let mut b = Vec::with_capacity(BLOCK);
     let mut i = 0u64;
     while b.len() < BLOCK {
-        let line = format!("2026-11-30T10:00:{:02}Z INFO request handled path=/api/v1/items/{i} status=200 latency_ms={}\n", i % 60, i % 97);
+        let line = format!(
+            "2026-11-30T10:00:{:02}Z INFO request handled path=/api/v1/items/{i} status=200 latency_ms={}\n",
+            i % 60,
+            i % 97
+        );
         b.extend_from_slice(line.as_bytes());
         i += 1;
     }
@@ -70,7 +74,8 @@ fn wait_rss(child: Child) -> (bool, i64) {
 /// Runs `redact` over `total` bytes; returns (bytes out, secrets seen,
 /// redaction markers seen, peak RSS KiB).
 fn redact(total: usize) -> (u64, usize, usize, i64) {
-    let mut child = bin().arg("redact").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child =
+        bin().arg("redact").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
     let writer = feed(child.stdin.take().unwrap(), block(), total);
     let out = child.stdout.take().unwrap();
     let counter = std::thread::spawn(move || {

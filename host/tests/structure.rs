@@ -71,7 +71,11 @@ fn json_that_does_not_parse_falls_back_to_head_and_tail() {
     let broken = broken.replace("4999", "4999 oops");
     let out = sanitizer().sanitize(broken.as_bytes(), &o).unwrap();
     assert_eq!(out.record.class, ContentClass::Json);
-    assert!(matches!(out.record.strategy, Strategy::HeadTailLines | Strategy::HeadTailChars), "{:?}", out.record.strategy);
+    assert!(
+        matches!(out.record.strategy, Strategy::HeadTailLines | Strategy::HeadTailChars),
+        "{:?}",
+        out.record.strategy
+    );
     assert!(text(&out).contains("[truncated: omitted bytes"));
 }
 
@@ -140,7 +144,9 @@ fn html_is_extracted_before_redaction_and_truncation() {
     assert!(t.lines().any(|l| l.starts_with("# ")), "headings kept: {t}");
     assert!(out.record.stages.iter().any(|s| s.stage == "html" && s.bytes_out < s.bytes_in));
     // Sniffed without a content type too.
-    let out2 = sanitizer().sanitize(b"<!DOCTYPE html><title>T</title><script>x=1</script><h2>Hi</h2><li>a</li>", &opts("x")).unwrap();
+    let out2 = sanitizer()
+        .sanitize(b"<!DOCTYPE html><title>T</title><script>x=1</script><h2>Hi</h2><li>a</li>", &opts("x"))
+        .unwrap();
     assert_eq!(text(&out2), "Title: T\n\n## Hi\n\n- a\n");
 }
 
@@ -211,7 +217,12 @@ fn recall_serves_the_rest_through_the_pipeline_and_refuses_what_it_must() {
     let s = sanitizer();
     let pack = s.default_pack();
     let dir = std::env::temp_dir().join(format!("rs-recall-{}", std::process::id()));
-    let store = OutputStore::new(StoreConfig { ttl: Duration::from_millis(1500), dir: Some(dir.clone()), ..StoreConfig::default() }).unwrap();
+    let store = OutputStore::new(StoreConfig {
+        ttl: Duration::from_millis(1500),
+        dir: Some(dir.clone()),
+        ..StoreConfig::default()
+    })
+    .unwrap();
     let log: String = (1..=3000).map(|i| format!("line {i}: value {}\n", if i == 1500 { GH } else { "ok" })).collect();
     let mut o = opts("build");
     o.call_id = "call_42".into();
@@ -260,7 +271,8 @@ fn recall_serves_the_rest_through_the_pipeline_and_refuses_what_it_must() {
 
 #[test]
 fn a_small_store_evicts_the_oldest_and_says_so() {
-    let store = OutputStore::new(StoreConfig { max_total_bytes: 1000, max_item_bytes: 600, ..StoreConfig::default() }).unwrap();
+    let store =
+        OutputStore::new(StoreConfig { max_total_bytes: 1000, max_item_bytes: 600, ..StoreConfig::default() }).unwrap();
     assert_eq!(store.put("t", "a", &[b'a'; 500]).unwrap(), 500);
     assert_eq!(store.put("t", "b", &[b'b'; 900]).unwrap(), 600, "kept up to the item bound");
     assert!(matches!(store.get("t", "a"), Err(Error::Recall(RecallError::Evicted))));

@@ -59,13 +59,19 @@ fn every_refusal_is_distinct_typed_and_happens_before_compiling() {
     // tampered: one byte of the code
     let mut t = signed.clone();
     t[100] ^= 1;
-    assert!(matches!(signing::verify(&t, &pol, Some("acme"), now()), Err(Refusal::Tampered(_) | Refusal::Malformed(_))));
+    assert!(matches!(
+        signing::verify(&t, &pol, Some("acme"), now()),
+        Err(Refusal::Tampered(_) | Refusal::Malformed(_))
+    ));
     // tampered: the signed manifest (tenant widened to "*")
     let mut w = signed.clone();
     let pat = b"\"tenant\":\"acme\",\"wit_version\"";
     let pos = signed.windows(pat.len()).rposition(|x| x == pat).unwrap();
     w.splice(pos..pos + "\"tenant\":\"acme\"".len(), b"\"tenant\":\"*\"   ".iter().copied());
-    assert!(matches!(signing::verify(&w, &pol, Some("globex"), now()), Err(Refusal::Tampered(_) | Refusal::Malformed(_))));
+    assert!(matches!(
+        signing::verify(&w, &pol, Some("globex"), now()),
+        Err(Refusal::Tampered(_) | Refusal::Malformed(_))
+    ));
     // untrusted key
     let by_other = signing::sign(&p, &other, None).unwrap();
     assert!(matches!(signing::verify(&by_other, &pol, Some("acme"), now()), Err(Refusal::UntrustedKey { .. })));
@@ -203,7 +209,8 @@ fn a_trap_in_one_tenants_pack_does_not_touch_another() {
             sc.spawn(move || {
                 let e = reg.sanitize("evil", b"text", &o).unwrap_err();
                 assert!(matches!(e, Error::Fuel { .. }), "{e}");
-                let ok = reg.sanitize("acme", format!("{i} acme_0123456789abcdef0123456789abcdef").as_bytes(), &o).unwrap();
+                let ok =
+                    reg.sanitize("acme", format!("{i} acme_0123456789abcdef0123456789abcdef").as_bytes(), &o).unwrap();
                 assert!(ok.message.contains("[REDACTED:acme-token]"));
                 assert!(!ok.message.contains("spinner"), "no state from another tenant");
             });
@@ -213,7 +220,8 @@ fn a_trap_in_one_tenants_pack_does_not_touch_another() {
 
 #[test]
 fn a_pack_with_code_from_the_rust_template() {
-    let core = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/wasm32-unknown-unknown/release/pack_template.wasm");
+    let core =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/wasm32-unknown-unknown/release/pack_template.wasm");
     let core = std::fs::read(&core).expect("the pack template is built by `make build`");
     let s = common::sanitizer();
     let wasm = s.wrap_pack_core(&core).unwrap();
@@ -249,7 +257,12 @@ fn no_single_byte_change_of_a_signed_pack_is_accepted_or_panics() {
     for i in 0..signed.len() {
         let mut t = signed.clone();
         t[i] ^= 0x20;
-        assert!(signing::verify(&t, &pol, Some("acme"), now()).is_err(), "byte {i} of {} changed and the pack verified: {:?}", signed.len(), String::from_utf8_lossy(&signed[i.saturating_sub(20)..(i + 20).min(signed.len())]));
+        assert!(
+            signing::verify(&t, &pol, Some("acme"), now()).is_err(),
+            "byte {i} of {} changed and the pack verified: {:?}",
+            signed.len(),
+            String::from_utf8_lossy(&signed[i.saturating_sub(20)..(i + 20).min(signed.len())])
+        );
     }
     for cut in [1, 10, 100, signed.len() / 2] {
         assert!(signing::verify(&signed[..signed.len() - cut], &pol, Some("acme"), now()).is_err());

@@ -46,9 +46,10 @@ fn main() -> Result<()> {
     if args.first().map(String::as_str) == Some("edge") {
         return edge(&root, args.get(1).map(PathBuf::from));
     }
-    let core_path = args.first().map(PathBuf::from).unwrap_or_else(|| {
-        root.join("target/wasm32-unknown-unknown/release/result_sanitizer_pipeline.wasm")
-    });
+    let core_path = args
+        .first()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/wasm32-unknown-unknown/release/result_sanitizer_pipeline.wasm"));
     let out = root.join("target/components");
     std::fs::create_dir_all(&out)?;
 

@@ -66,7 +66,14 @@ impl Guest for AcmePack {
     }
 
     fn rules() -> RuleSet {
-        RuleSet { rules: vec![], allow_regexes: vec![], stopwords: vec![], path_roots: vec![], budgets: vec![], lenient_tools: vec![] }
+        RuleSet {
+            rules: vec![],
+            allow_regexes: vec![],
+            stopwords: vec![],
+            path_roots: vec![],
+            budgets: vec![],
+            lenient_tools: vec![],
+        }
     }
 
     fn has_detect() -> bool {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use result_sanitizer::api::Encoding;
 use result_sanitizer::pack_build::{RulesFile, DEFAULT_RULES};
 use result_sanitizer::{default_options, engine, io, Limits, Sanitizer};
-use result_sanitizer_pipeline::pack::{CompiledPack, StaticRules};
+use result_sanitizer_pipeline::{CompiledPack, StaticRules};
 use result_sanitizer_pipeline::pack_api::PackInfo;
 
 #[path = "bench_inputs.rs"]
@@ -198,7 +198,7 @@ fn main() {
         rules: RulesFile::parse("default", DEFAULT_RULES).unwrap().to_rule_set(),
     }))
     .unwrap();
-    let mut no = result_sanitizer_pipeline::options::default_options();
+    let mut no = result_sanitizer_pipeline::default_options();
     no.tool = "make".into();
     no.encoding = result_sanitizer_pipeline::api::Encoding::O200kBase;
     result_sanitizer_pipeline::sanitize(&log256, &no, &native_pack).unwrap();

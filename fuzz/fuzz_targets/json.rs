@@ -7,7 +7,7 @@ use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 use result_sanitizer_fuzz::{check_sanitized, pack, visible, SECRETS};
 use result_sanitizer_pipeline::api::{InputKind, OutputFormat};
-use result_sanitizer_pipeline::options::default_options;
+use result_sanitizer_pipeline::default_options;
 use result_sanitizer_pipeline::sanitize;
 use serde_json::{json, Map, Value};
 

@@ -6,7 +6,7 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use result_sanitizer_fuzz::{pack, plant, SECRETS};
 use result_sanitizer_pipeline::api::RedactRequest;
-use result_sanitizer_pipeline::stream::step;
+use result_sanitizer_pipeline::redact_step as step;
 
 #[derive(Arbitrary, Debug)]
 struct Case {

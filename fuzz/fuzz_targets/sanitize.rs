@@ -5,7 +5,7 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use result_sanitizer_fuzz::{check_sanitized, pack, plant, SECRETS};
 use result_sanitizer_pipeline::api::{InputKind, OutputFormat, ToolError};
-use result_sanitizer_pipeline::options::default_options;
+use result_sanitizer_pipeline::default_options;
 use result_sanitizer_pipeline::sanitize;
 
 #[derive(Arbitrary, Debug)]

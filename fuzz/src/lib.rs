@@ -8,7 +8,7 @@
 use std::sync::OnceLock;
 
 use result_sanitizer_pipeline::api::{OutputFormat, Sanitized};
-use result_sanitizer_pipeline::pack::{CompiledPack, StaticRules};
+use result_sanitizer_pipeline::{CompiledPack, StaticRules};
 use result_sanitizer_pipeline::pack_api::{PackInfo, RuleSet};
 
 /// Synthetic secrets in real provider formats that the default pack

@@ -23,8 +23,6 @@
 //! The crate compiles natively and for `wasm32-unknown-unknown`; the
 //! component glue is a thin layer compiled only for wasm.
 
-#![allow(clippy::too_many_arguments)]
-
 wit_bindgen::generate!({
     path: "../wit",
     world: "pipeline",
@@ -36,34 +34,56 @@ pub use exports::result_sanitizer::core::result_sanitizer as api;
 /// Types of the imported `rule-pack` interface.
 pub use result_sanitizer::core::rule_pack as pack_api;
 
-pub mod byte_cap;
-pub mod char_budget;
-pub mod decode;
-pub mod defang;
-pub mod edits;
-pub mod error_lines;
-pub mod html;
-pub mod json_budget;
-pub mod json_twin;
-pub mod marker;
-pub mod mcp_input;
-pub mod media;
-pub mod options;
-pub mod pack;
-pub mod pipeline;
-pub mod records;
-pub mod redact;
-pub mod round;
-pub mod stream;
-pub mod text;
-pub mod token_bound;
-pub mod token_budget;
-pub mod tokenizer;
-pub mod triage;
-pub mod wrap;
+mod entry;
+mod markup;
+mod options;
+mod pack;
+mod pipeline;
+mod record;
+mod stages;
+mod strategies;
+mod support;
 
-#[cfg(target_arch = "wasm32")]
-mod component;
-
+pub use entry::round::sanitize_round;
+pub use entry::json_twin::{effective_budget_json, sanitize_json};
+pub use entry::stream::step as redact_step;
+pub use options::default_options;
 pub use pack::{CompiledPack, RuleSource, StaticRules};
 pub use pipeline::sanitize;
+
+/// Exact token count of `text` with the real tokenizer (what a host uses to
+/// recount an output the pipeline returned).
+pub fn count_tokens(encoding: api::Encoding, text: &str) -> usize {
+    support::tokenizer::Tokenizer::get(encoding).count(text)
+}
+
+/// An upper bound on the tokens of `text`, computed from its bytes without
+/// tokenizing (see the pipeline's `token_bound` module).
+pub fn token_upper_bound(encoding: api::Encoding, text: &str) -> usize {
+    support::token_bound::upper_bound(encoding, text)
+}
+
+/// Compiles every regex of a rule set (rules, allowlists) and refuses what
+/// the rule format does not accept; the pack builder runs it so that a bad
+/// rule fails at build time, not on its first match.
+pub fn check_rule_set(set: &pack_api::RuleSet) -> Result<(), String> {
+    stages::redact::Ruleset::compile(set).and_then(|r| r.compile_all())
+}
+
+/// Rule ids and byte spans that the rules of `set` find in `text` (the first
+/// redaction pass in strict mode, before spans are merged); the pack builder
+/// checks each rule's examples with it.
+pub fn rule_findings(set: &pack_api::RuleSet, text: &str) -> Result<Vec<pack_api::Finding>, String> {
+    let info = pack_api::PackInfo {
+        name: String::new(),
+        version: String::new(),
+        tenant: String::new(),
+        wit_version: String::new(),
+        description: String::new(),
+    };
+    let pack = CompiledPack::new(Box::new(StaticRules { info, rules: set.clone() })).map_err(|e| match e {
+        api::SanitizeError::InvalidPack(m) | api::SanitizeError::InvalidOptions(m) | api::SanitizeError::InvalidInput(m) => m,
+    })?;
+    let found = pack.findings(text);
+    pack.ruleset.error().map_or(Ok(found), Err)
+}

@@ -3,12 +3,12 @@
 //! The pipeline never knows whether its rules are a pack component on the
 //! other side of a component-model import or a Rust value in a test: it
 //! sees a [`RuleSource`]. [`CompiledPack`] fetches the declarative rules
-//! once, compiles them ([`crate::redact::Ruleset`]) and keeps the source
+//! once, compiles them ([`crate::stages::redact::Ruleset`]) and keeps the source
 //! for the optional `detect` hook.
 
 use crate::api::SanitizeError;
 use crate::pack_api::{Finding, PackInfo, RuleSet};
-use crate::redact::Ruleset;
+use crate::stages::redact::Ruleset;
 
 /// A provider of rules: the `rule-pack` interface as a Rust trait.
 pub trait RuleSource: Send + Sync {
@@ -51,9 +51,9 @@ pub struct CompiledPack {
     /// Identity, copied into every record.
     pub info: PackInfo,
     /// Compiled declarative rules.
-    pub ruleset: Ruleset,
+    pub(crate) ruleset: Ruleset,
     /// Per-tool budgets and other declarative data.
-    pub rules: RuleSet,
+    pub(crate) rules: RuleSet,
     source: Box<dyn RuleSource>,
     has_detect: bool,
 }
@@ -66,6 +66,17 @@ impl CompiledPack {
         let ruleset = Ruleset::compile(&rules).map_err(SanitizeError::InvalidPack)?;
         let has_detect = source.has_detect();
         Ok(Self { info, ruleset, rules, source, has_detect })
+    }
+
+    /// What the first redaction pass finds in `text` (strict mode, custom
+    /// findings included, before spans are merged): rule id and byte span.
+    pub fn findings(&self, text: &str) -> Vec<Finding> {
+        let custom = self.detect(text);
+        self.ruleset
+            .scan(text, &custom)
+            .into_iter()
+            .map(|s| Finding { rule_id: s.rule, start: s.start as u32, end: s.end as u32 })
+            .collect()
     }
 
     /// Custom findings for `text`, or none when the pack has no code.

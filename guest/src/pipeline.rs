@@ -8,7 +8,7 @@
 //!
 //! Positions reported in markers and records are bytes and lines of the
 //! original input: each replacing stage keeps an offset map back to its
-//! input (see [`crate::edits`]).
+//! input (see [`crate::support::edits`]).
 
 use std::collections::BTreeMap;
 
@@ -18,16 +18,23 @@ use crate::api::{
     Budget, ContentClass, InputKind, Options, SanitizeError, SanitizeRecord, Sanitized, SliceUnit, Span as RecSpan,
     StageTrace, Strategy, StructureCuts,
 };
-use crate::char_budget::{self, Cut};
-use crate::edits::{self, Edit, OffsetMap};
-use crate::marker::{self, MiddleCut, Totals};
+use crate::stages::char_budget::{self, Cut};
+use crate::support::edits::{self, Edit, OffsetMap};
+use crate::markup::marker::{self, MiddleCut, Totals};
 use crate::pack::CompiledPack;
-use crate::records::{self, Records};
-use crate::redact::{self, counts_to_records};
-use crate::text::{self, Lines};
-use crate::tokenizer::Tokenizer;
-use crate::wrap;
-use crate::{byte_cap, defang, error_lines, json_budget, mcp_input, options, token_budget, triage};
+use crate::strategies::records::{self, Records};
+use crate::stages::redact::{self, counts_to_records};
+use crate::support::text::{self, Lines};
+use crate::support::tokenizer::Tokenizer;
+use crate::stages::wrap;
+use crate::stages::byte_cap;
+use crate::stages::defang;
+use crate::strategies::error_lines;
+use crate::strategies::json;
+use crate::stages::mcp;
+use crate::options;
+use crate::stages::token_budget;
+use crate::stages::triage;
 
 /// Runs the whole pipeline over one tool result.
 pub fn sanitize(input: &[u8], opts: &Options, pack: &CompiledPack) -> Result<Sanitized, SanitizeError> {
@@ -62,7 +69,7 @@ pub fn sanitize_visible(
             }
         }
         InputKind::Mcp => {
-            let parsed = mcp_input::parse(input, &budget, pack, &mut run.counts)?;
+            let parsed = mcp::parse(input, &budget, pack, &mut run.counts)?;
             run.class = ContentClass::Mcp;
             run.user_only_blocks = parsed.user_only;
             run.media_tokens = parsed.media_tokens;
@@ -84,7 +91,7 @@ pub fn sanitize_visible(
             return Some(s);
         }
         let rest = marker::Recall::from_options(&opts.call_id, opts.recall_bytes).short(input.len() as u64);
-        match json_budget::fit(&s, &rest, |t| count(t).map(|n| (t.clone(), n))) {
+        match json::fit(&s, &rest, |t| count(t).map(|n| (t.clone(), n))) {
             Some(((thinned, tokens), cuts)) => {
                 run.structured_tokens = tokens;
                 run.structure = Some(cuts);
@@ -116,7 +123,7 @@ pub fn sanitize_visible(
     record.media_tokens = run.media_tokens;
     if let Some(sc) = run.structure.take() {
         // Structured content was thinned: its cuts join the text's.
-        let r = record.structure.get_or_insert_with(json_budget::no_cuts);
+        let r = record.structure.get_or_insert_with(json::no_cuts);
         r.items += sc.items;
         r.keys += sc.keys;
         r.chars += sc.chars;
@@ -278,7 +285,7 @@ impl<'a> Run<'a> {
     /// Positions in markers and records then refer to that text.
     fn html(&mut self, input: &[u8]) -> (Vec<u8>, Vec<String>) {
         let cap = byte_cap::cap_len(input, self.budget.markup_bytes.min(usize::MAX as u64) as usize);
-        let text = crate::html::extract(&String::from_utf8_lossy(&input[..cap]));
+        let text = crate::stages::html::extract(&String::from_utf8_lossy(&input[..cap]));
         self.stage("html", cap, text.len());
         let mut notes = Vec::new();
         if cap < input.len() {
@@ -444,7 +451,7 @@ impl<'a> Run<'a> {
         rec.truncated = cut.is_cut() || cap_hit;
         rec.strategy = strategy;
         if error_lines > 0 {
-            rec.structure = Some(StructureCuts { error_lines, ..json_budget::no_cuts() });
+            rec.structure = Some(StructureCuts { error_lines, ..json::no_cuts() });
         }
         if cut.is_cut() {
             if cut.head_end > 0 {
@@ -533,13 +540,13 @@ impl<'a> Run<'a> {
                 _ => format!("the document continued past byte {from} (total size unknown), not kept"),
             };
             let note = format!("{} byte cap of {} bytes reached: {rest}]", marker::PREFIX, self.budget.max_bytes);
-            serde_json::from_str(&json_budget::close_prefix(&prep.text, &note)?).ok()?
+            serde_json::from_str(&json::close_prefix(&prep.text, &note)?).ok()?
         } else {
             serde_json::from_str(&prep.text).ok()?
         };
         let max_chars = self.budget.max_chars as usize;
-        let found = json_budget::fit(&v, &rest, |t| {
-            let json = json_budget::render(t);
+        let found = json::fit(&v, &rest, |t| {
+            let json = json::render(t);
             if text::char_count(&json) > max_chars {
                 return None;
             }
@@ -623,7 +630,7 @@ impl<'a> Run<'a> {
         rec.structure = Some(StructureCuts {
             items: (r.count() - k) as u64,
             total_records: Some(r.count() as u64),
-            ..json_budget::no_cuts()
+            ..json::no_cuts()
         });
         let len = prep.text.len();
         if cut.head_end > 0 {

@@ -4,10 +4,10 @@
 
 use proptest::prelude::*;
 use result_sanitizer_pipeline::api::{Encoding, OutputFormat, RedactRequest};
-use result_sanitizer_pipeline::options::default_options;
-use result_sanitizer_pipeline::pack::{CompiledPack, StaticRules};
+use result_sanitizer_pipeline::default_options;
+use result_sanitizer_pipeline::{CompiledPack, StaticRules};
 use result_sanitizer_pipeline::pack_api::{PackInfo, Rule, RuleKind, RuleSet};
-use result_sanitizer_pipeline::{sanitize, stream};
+use result_sanitizer_pipeline::{redact_step, sanitize};
 
 const SECRET: &str = "ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M";
 
@@ -105,7 +105,7 @@ proptest! {
     #[test]
     fn streaming_redaction_equals_one_shot(input in text_strategy(), cuts in proptest::collection::vec(1usize..200_000, 0..6)) {
         let p = pack();
-        let one = stream::step(&RedactRequest { data: input.clone(), last: true }, &p).unwrap().output;
+        let one = redact_step(&RedactRequest { data: input.clone(), last: true }, &p).unwrap().output;
         let mut out = Vec::new();
         let mut carry = Vec::new();
         let mut pos = 0;
@@ -117,7 +117,7 @@ proptest! {
             carry.extend_from_slice(&input[pos..end]);
             pos = end;
             let last = i + 1 == points.len();
-            let r = stream::step(&RedactRequest { data: carry.clone(), last }, &p).unwrap();
+            let r = redact_step(&RedactRequest { data: carry.clone(), last }, &p).unwrap();
             out.extend_from_slice(&r.output);
             carry.drain(..r.consumed as usize);
         }
@@ -196,10 +196,9 @@ proptest! {
     /// The bound that lets the pipeline skip tokenizing never undercounts.
     #[test]
     fn token_bound_is_never_below_the_count(s in token_text()) {
-        use result_sanitizer_pipeline::token_bound::upper_bound;
-        use result_sanitizer_pipeline::tokenizer::Tokenizer;
+        use result_sanitizer_pipeline::{count_tokens, token_upper_bound as upper_bound};
         for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
-            let n = Tokenizer::get(enc).count(&s);
+            let n = count_tokens(enc, &s);
             let b = upper_bound(enc, &s);
             prop_assert!(n <= b, "{enc:?}: count {n} > bound {b}");
             prop_assert!(b <= s.len());

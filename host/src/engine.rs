@@ -805,13 +805,13 @@ const STAGES: &[&str] = &[
 /// (chunked tiktoken, so a long piece stays linear; tables built once per
 /// process, on first need). A pipeline build cannot change this code.
 fn count_tokens(enc: api::Encoding, text: &str) -> usize {
-    result_sanitizer_pipeline::tokenizer::Tokenizer::get(native_encoding(enc)).count(text)
+    result_sanitizer_pipeline::count_tokens(native_encoding(enc), text)
 }
 
 /// The host's own upper bound on a text's tokens (the pipeline crate's
 /// `token_bound`, compiled into the host): no tokenizing, no tables to build.
 fn token_bound(enc: api::Encoding, text: &str) -> usize {
-    result_sanitizer_pipeline::token_bound::upper_bound(native_encoding(enc), text)
+    result_sanitizer_pipeline::token_upper_bound(native_encoding(enc), text)
 }
 
 fn native_encoding(enc: api::Encoding) -> result_sanitizer_pipeline::api::Encoding {

@@ -44,19 +44,19 @@ impl Guest for Component {
         inputs: Vec<RoundInput>,
         round: RoundOptions,
     ) -> Result<Vec<Result<Sanitized, SanitizeError>>, SanitizeError> {
-        crate::round::sanitize_round(&inputs, &round, pack()?)
+        crate::entry::round::sanitize_round(&inputs, &round, pack()?)
     }
 
     fn sanitize_json(request: String) -> String {
         match pack() {
-            Ok(p) => crate::json_twin::sanitize_json(&request, p),
+            Ok(p) => crate::entry::json_twin::sanitize_json(&request, p),
             Err(e) => serde_json::to_string(&Err::<(), _>(e)).expect("serializes"),
         }
     }
 
     fn effective_budget_json(options: String) -> String {
         match pack() {
-            Ok(p) => crate::json_twin::effective_budget_json(&options, p),
+            Ok(p) => crate::entry::json_twin::effective_budget_json(&options, p),
             Err(e) => serde_json::to_string(&Err::<(), _>(e)).expect("serializes"),
         }
     }
@@ -66,7 +66,7 @@ impl Guest for Component {
     }
 
     fn redact(request: RedactRequest) -> Result<RedactResponse, SanitizeError> {
-        crate::stream::step(&request, pack()?)
+        crate::entry::stream::step(&request, pack()?)
     }
 }
 
@@ -80,7 +80,7 @@ crate::export!(Component with_types_in crate);
 #[export_name = "wizer-initialize"]
 pub extern "C" fn wizer_initialize() {
     INIT.store(true, Ordering::Relaxed);
-    crate::tokenizer::Tokenizer::get(crate::api::Encoding::O200kBase).warm();
+    crate::support::tokenizer::Tokenizer::get(crate::api::Encoding::O200kBase).warm();
     INIT.store(false, Ordering::Relaxed);
 }
 

@@ -14,8 +14,8 @@ use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
 
-use crate::marker::PREFIX;
-use crate::text::floor_boundary;
+use crate::markup::marker::PREFIX;
+use crate::support::text::floor_boundary;
 
 /// Words that mark a line as an error line.
 const WORDS: &[&str] = &[
@@ -43,7 +43,7 @@ const LINE_MAX: usize = 240;
 
 fn automaton() -> &'static AhoCorasick {
     static AC: OnceLock<AhoCorasick> = OnceLock::new();
-    crate::text::words_automaton(&AC, WORDS)
+    crate::support::text::words_automaton(&AC, WORDS)
 }
 
 /// Byte ranges (without the newline) of every error-looking line.

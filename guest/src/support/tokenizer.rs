@@ -12,12 +12,12 @@
 //! The tables (o200k: ~200 000 ranks) are built on first use, once per
 //! instance (or snapshotted at build time), and used only when neither the
 //! byte length (a token is at least one byte) nor the upper bound of
-//! [`crate::token_bound`] proves that a text fits.
+//! [`crate::support::token_bound`] proves that a text fits.
 
 use tiktoken_rs::CoreBPE;
 
 use crate::api::Encoding;
-use crate::text::floor_boundary;
+use crate::support::text::floor_boundary;
 
 /// Largest chunk tokenized at once.
 pub const CHUNK: usize = 4096;
@@ -49,15 +49,15 @@ impl Tokenizer {
 
     /// Whether `s` has at most `budget` tokens without tokenizing it: its
     /// byte length proves it (a token is at least one byte), or else the
-    /// bound of [`crate::token_bound`] does.
+    /// bound of [`crate::support::token_bound`] does.
     pub fn proves_fit(&self, s: &str, budget: usize) -> bool {
         s.len() <= budget || self.upper_bound(s) <= budget
     }
 
     /// At least as many tokens as [`Self::count`] returns (see
-    /// [`crate::token_bound`]); no tokenizing.
+    /// [`crate::support::token_bound`]); no tokenizing.
     pub fn upper_bound(&self, s: &str) -> usize {
-        crate::token_bound::upper_bound(self.enc, s)
+        crate::support::token_bound::upper_bound(self.enc, s)
     }
 
     /// Tokens in `s`, or `None` when it is proved to have at most `budget`
@@ -128,7 +128,7 @@ impl Tokenizer {
                 let n = self.byte_len(&toks[toks.len() - left..]);
                 let start = s.len() - taken - n;
                 // Round the start up to a character boundary.
-                let start = crate::text::ceil_boundary(s, start);
+                let start = crate::support::text::ceil_boundary(s, start);
                 return s.len() - start;
             }
         }
@@ -158,7 +158,7 @@ pub fn chunks(s: &str) -> impl Iterator<Item = &str> {
             .or_else(|| memchr::memrchr(b' ', window).filter(|&p| p > 0))
             .unwrap_or_else(|| floor_boundary(rest, CHUNK).max(1));
         let cut = if cut == 0 { rest.len().min(CHUNK) } else { cut };
-        let cut = if rest.is_char_boundary(cut) { cut } else { crate::text::ceil_boundary(rest, cut) };
+        let cut = if rest.is_char_boundary(cut) { cut } else { crate::support::text::ceil_boundary(rest, cut) };
         let (c, r) = rest.split_at(cut);
         rest = r;
         Some(c)

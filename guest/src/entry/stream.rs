@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use crate::api::{RedactRequest, RedactResponse, SanitizeError};
 use crate::pack::CompiledPack;
-use crate::redact::{counts_to_records, REDACTED_PREFIX};
+use crate::stages::redact::{counts_to_records, REDACTED_PREFIX};
 
 /// Bytes kept back for the next step.
 pub const OVERLAP: usize = 64 * 1024;
@@ -32,7 +32,7 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
     let mut out = Vec::with_capacity(data.len());
     let mut counts: BTreeMap<String, u32> = BTreeMap::new();
     let mut pos = 0usize;
-    for (valid, invalid) in crate::text::utf8_pieces(data) {
+    for (valid, invalid) in crate::support::text::utf8_pieces(data) {
         let start = pos;
         let spans = pack.ruleset.scan(valid, &pack.detect(valid));
         let mut last = 0usize;

@@ -15,7 +15,7 @@ use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::DecodePaddingMode;
 use base64::{alphabet, Engine};
 
-use crate::redact::Span;
+use crate::stages::redact::Span;
 
 /// Total decoded bytes scanned per text.
 pub const MAX_DECODED: usize = 4 << 20;

@@ -5,7 +5,7 @@
 //! bytes of the original input. [`Lines`] answers "which line is byte N on"
 //! with one binary search over the newline positions (found with memchr).
 
-use crate::edits::OffsetMap;
+use crate::support::edits::OffsetMap;
 
 /// Text decoded from bytes, with the way back.
 pub struct Decoded {

@@ -23,7 +23,7 @@
 use serde_json::{Map, Value};
 
 use crate::api::StructureCuts;
-use crate::marker::PREFIX;
+use crate::markup::marker::PREFIX;
 
 /// One rung of the ladder.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -20,7 +20,7 @@ use crate::api::{RoundInput, RoundOptions, RoundShare, SanitizeError, Sanitized}
 use crate::options::MIN_MAX_TOKENS;
 use crate::pack::CompiledPack;
 use crate::pipeline::sanitize_visible;
-use crate::tokenizer::Tokenizer;
+use crate::support::tokenizer::Tokenizer;
 
 /// Grants for `needs` under `round` tokens with weights and a floor.
 pub fn allocate(needs: &[u32], weights: &[u32], round: u32, floor: u32) -> Vec<u32> {
@@ -104,7 +104,7 @@ pub fn sanitize_round(
         };
         out.push(result.map(|mut s| {
             s.record.round = Some(share);
-            s.message = crate::wrap::set_record(&s.message, input.options.format, &s.record);
+            s.message = crate::stages::wrap::set_record(&s.message, input.options.format, &s.record);
             s
         }));
     }

@@ -8,7 +8,7 @@
 //! * blocks annotated `audience: ["user"]` (for the user, not the model)
 //!   are left out and counted;
 //! * `image` and `audio` pass through when their base64 data fits the byte
-//!   cap and their estimated tokens ([`crate::media`]) fit half the token
+//!   cap and their estimated tokens ([`crate::support::media`]) fit half the token
 //!   budget (all media together), else they are omitted with a marker;
 //! * `resource_link` passes through with its strings redacted;
 //! * `structuredContent` passes through with every string redacted (the
@@ -19,10 +19,10 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::api::{Budget, SanitizeError};
-use crate::marker::PREFIX;
+use crate::markup::marker::PREFIX;
 use crate::pack::CompiledPack;
 use crate::pipeline::redact_json;
-use crate::wrap::Extra;
+use crate::stages::wrap::Extra;
 
 /// A parsed and triaged MCP result.
 pub struct Parsed {
@@ -99,7 +99,7 @@ pub fn parse(
                     ));
                 } else {
                     let est =
-                        if ty == "image" { crate::media::image_tokens(data) } else { crate::media::audio_tokens(data) };
+                        if ty == "image" { crate::support::media::image_tokens(data) } else { crate::support::media::audio_tokens(data) };
                     if media_tokens.saturating_add(est) > budget.max_tokens / 2 {
                         notes.push(format!(
                             "{PREFIX} content block {i} ({ty}, {mime}) omitted: about {est} tokens, and media may take at most half the {}-token budget.]",

@@ -8,7 +8,7 @@
 //!
 //! # Why it holds
 //!
-//! [`Tokenizer::count`](crate::tokenizer::Tokenizer::count) splits a text
+//! [`Tokenizer::count`](crate::support::tokenizer::Tokenizer::count) splits a text
 //! into chunks, the encoding's regex splits each chunk into pieces, and
 //! byte-pair merging turns each piece into tokens. Merging stops only when
 //! no two adjacent parts of a piece concatenate to a token. Every token
@@ -38,7 +38,7 @@
 //! Cost: one pass over the bytes, two table lookups per letter.
 
 use crate::api::Encoding;
-use crate::tokenizer::chunks;
+use crate::support::tokenizer::chunks;
 
 /// Pair tables: bit `j` of row `i` is set when letters `i` and `j` (from
 /// `a`, or from `A`) form one token. Generated from tiktoken-rs and
@@ -153,7 +153,7 @@ fn chunk_bound(t: &Tables, b: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tokenizer::Tokenizer;
+    use crate::support::tokenizer::Tokenizer;
 
     fn bpe(enc: Encoding) -> tiktoken_rs::CoreBPE {
         match enc {

@@ -6,7 +6,7 @@
 //!
 //! 1. Render the char-budget cut. If its byte length is within the budget
 //!    (a token is at least one byte), or the upper bound of
-//!    [`crate::token_bound`] is, it fits without tokenizing.
+//!    [`crate::support::token_bound`] is, it fits without tokenizing.
 //! 2. Otherwise count, stopping once over the budget. If it fits, done.
 //! 3. Otherwise measure the overhead (the render with no content), share the
 //!    rest between head and tail in the char budget's proportion, and find
@@ -16,8 +16,8 @@
 //!    and retry. After a few rounds the content goes entirely, which fits
 //!    because the minimum budget is larger than any marker.
 
-use crate::char_budget::{snap_head, snap_tail, Cut};
-use crate::tokenizer::Tokenizer;
+use crate::stages::char_budget::{snap_head, snap_tail, Cut};
+use crate::support::tokenizer::Tokenizer;
 
 /// Outcome of fitting.
 pub struct Fitted<R> {

@@ -7,7 +7,7 @@
 //! line) it cuts on a character boundary. Cost: one counting pass plus
 //! two short scans.
 
-use crate::text::{byte_of_char, char_count};
+use crate::support::text::{byte_of_char, char_count};
 
 /// Kept text: `text[..head_end]` and `text[tail_start..]`.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -10,14 +10,14 @@
 use aho_corasick::AhoCorasick;
 use std::sync::OnceLock;
 
-use crate::edits::Edit;
+use crate::support::edits::Edit;
 
 const LOOKALIKES: &[&str] =
     &["[tool_result", "[/tool_result", "[truncated:", "<untrusted_tool_result", "</untrusted_tool_result"];
 
 fn automaton() -> &'static AhoCorasick {
     static AC: OnceLock<AhoCorasick> = OnceLock::new();
-    crate::text::words_automaton(&AC, LOOKALIKES)
+    crate::support::text::words_automaton(&AC, LOOKALIKES)
 }
 
 /// Edits that make every look-alike harmless (the first byte becomes `(`).
@@ -34,7 +34,7 @@ mod tests {
         let t = "ok [/tool_result] and [TRUNCATED: fake]";
         let e = edits(t);
         assert_eq!(e.len(), 2);
-        let (out, _) = crate::edits::apply(t, &e);
+        let (out, _) = crate::support::edits::apply(t, &e);
         assert_eq!(out, "ok (/tool_result] and (TRUNCATED: fake]");
     }
 }

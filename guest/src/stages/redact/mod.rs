@@ -32,7 +32,7 @@
 //! 5. Tenant path roots are literals: one more Aho-Corasick automaton.
 //! 6. Every other occurrence of a value found is redacted too (one more
 //!    pass, [`propagate_values`]), and base64, `%XX` and `\u` encoded spans
-//!    whose decoding holds a secret ([`crate::decode`]).
+//!    whose decoding holds a secret ([`crate::stages::redact::encoded`]).
 //! 7. Overlapping spans are merged so that no fragment of a secret
 //!    survives; each span becomes `[REDACTED:<rule-id>]`.
 //!
@@ -57,6 +57,9 @@
 //! character, both engines find the same matches. Which one ran never
 //! shows in the output (`engines_agree_on_ascii_text`).
 
+
+pub(crate) mod encoded;
+
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::{Mutex, OnceLock};
@@ -65,9 +68,9 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::bytes::{CaptureLocations, Regex, RegexBuilder};
 
 use crate::api::RuleCount;
-use crate::edits::Edit;
+use crate::support::edits::Edit;
 use crate::pack_api::{Finding, RuleSet};
-use crate::text::{ceil_boundary, floor_boundary};
+use crate::support::text::{ceil_boundary, floor_boundary};
 
 /// Default window after a keyword hit.
 pub const DEFAULT_WINDOW: usize = 256;
@@ -784,7 +787,7 @@ impl Ruleset {
 
     fn scan_visible(&self, text: &str, custom: &[Finding], lenient: bool) -> Vec<Span> {
         let mut spans = self.scan_plain(text, custom, lenient);
-        spans.extend(crate::decode::encoded_secrets(text, |decoded| {
+        spans.extend(crate::stages::redact::encoded::encoded_secrets(text, |decoded| {
             self.scan_plain(decoded, &[], lenient).into_iter().next().map(|s| s.rule)
         }));
         merge(spans)

@@ -1,0 +1,1 @@
+//! The record builder (see crate::pipeline).

@@ -1,0 +1,8 @@
+//! Helpers shared by the stages: replacements with offset maps, text
+//! positions, the tokenizer and its upper bound, media token estimates.
+
+pub(crate) mod edits;
+pub(crate) mod media;
+pub(crate) mod text;
+pub(crate) mod token_bound;
+pub(crate) mod tokenizer;

@@ -19,16 +19,15 @@ use crate::api::{
     StageTrace, Strategy, StructureCuts,
 };
 use crate::stages::char_budget::{self, Cut};
-use crate::support::edits::{self, Edit, OffsetMap};
+use crate::support::edits::OffsetMap;
 use crate::markup::marker::{self, MiddleCut, Totals};
 use crate::pack::CompiledPack;
 use crate::strategies::records::{self, Records};
-use crate::stages::redact::{self, counts_to_records};
+use crate::stages::redact::{counts_to_records, Pass, Redacted};
 use crate::support::text::{self, Lines};
 use crate::support::tokenizer::Tokenizer;
 use crate::stages::wrap;
 use crate::stages::byte_cap;
-use crate::stages::defang;
 use crate::strategies::error_lines;
 use crate::strategies::json;
 use crate::stages::mcp;
@@ -69,7 +68,7 @@ pub fn sanitize_visible(
             }
         }
         InputKind::Mcp => {
-            let parsed = mcp::parse(input, &budget, pack, &mut run.counts)?;
+            let parsed = mcp::parse(input, &budget, &Pass::new(pack, run.lenient), &mut run.counts)?;
             run.class = ContentClass::Mcp;
             run.user_only_blocks = parsed.user_only;
             run.media_tokens = parsed.media_tokens;
@@ -223,8 +222,7 @@ impl<'a> Run<'a> {
     /// the content, since it is caller text.
     fn error_line(&mut self) -> Option<String> {
         let e = self.opts.tool_error.as_ref()?;
-        let spans = self.pack.ruleset.scan_mode(&e.message, &[], self.lenient);
-        let (msg, _) = edits::apply(&e.message, &redact::to_edits(&spans, &mut self.counts));
+        let msg = Pass::new(self.pack, self.lenient).redact_text(&e.message, &mut self.counts);
         Some(wrap::error_line(&e.code, &msg))
     }
 
@@ -328,18 +326,11 @@ impl<'a> Run<'a> {
         let original_chars = text::char_count(&decoded.text) as u64;
 
         // Redact secrets and paths; defang look-alikes of our markup.
-        let custom = self.pack.detect(&decoded.text);
-        let spans = self.pack.ruleset.scan_mode(&decoded.text, &custom, self.lenient);
-        let mut edit_list = redact::to_edits(&spans, &mut self.counts);
-        let mut defangs = defang::edits(&decoded.text);
-        defangs.retain(|d| !spans.iter().any(|s| d.start < s.end && s.start < d.end));
-        let defanged = defangs.len() as u32;
-        edit_list.extend(defangs);
-        edit_list.sort_by_key(|e: &Edit| e.start);
-        if let Some(e) = self.pack.ruleset.error() {
+        let pass = Pass::new(self.pack, self.lenient);
+        let Redacted { text: redacted, map: rmap, defanged } = pass.redact(&decoded.text, true, &mut self.counts);
+        if let Some(SanitizeError::InvalidPack(e)) = pass.error() {
             self.pack_error = Some(e);
         }
-        let (redacted, rmap) = edits::apply(&decoded.text, &edit_list);
         self.stage("redact", decoded.text.len(), redacted.len());
         let prep = Prepared { text: redacted, rmap, dmap: decoded.map, lines, base };
         let d = DecodedStats { chars: original_chars, lines: total_lines, invalid: decoded.invalid, defanged };
@@ -551,9 +542,8 @@ impl<'a> Run<'a> {
                 return None;
             }
             // The final redaction must leave the document valid.
-            let spans = self.pack.ruleset.scan_mode(&json, &self.pack.detect(&json), self.lenient);
             let mut counts = BTreeMap::new();
-            let (json, _) = edits::apply(&json, &redact::to_edits(&spans, &mut counts));
+            let json = Pass::new(self.pack, self.lenient).redact_text(&json, &mut counts);
             serde_json::from_str::<Value>(&json).ok()?;
             let framed = wrap::frame(self.opts, err, &json);
             let tokens = self.tok.count_within(&framed, token_budget as usize)?;
@@ -655,9 +645,8 @@ fn finish(
     inner: &str,
 ) -> (String, BTreeMap<String, u32>) {
     let framed = wrap::frame(opts, err, inner);
-    let spans = pack.ruleset.scan_mode(&framed, &pack.detect(&framed), lenient);
     let mut counts = BTreeMap::new();
-    let (text, _) = edits::apply(&framed, &redact::to_edits(&spans, &mut counts));
+    let text = Pass::new(pack, lenient).redact_text(&framed, &mut counts);
     (text, counts)
 }
 
@@ -834,30 +823,5 @@ impl Compose<'_> {
             last + 1,
             marker::recovery(m.start_byte, m.end_byte, m.start_line, m.end_line, &self.totals.recall)
         )
-    }
-}
-
-/// Decodes a JSON value's strings through the ruleset (used for MCP
-/// structured content and resource links).
-pub fn redact_json(v: &mut Value, pack: &CompiledPack, counts: &mut BTreeMap<String, u32>) {
-    match v {
-        Value::String(s) => {
-            let spans = pack.ruleset.scan(s, &[]);
-            if !spans.is_empty() {
-                let (out, _) = edits::apply(s, &redact::to_edits(&spans, counts));
-                *s = out;
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(|x| redact_json(x, pack, counts)),
-        Value::Object(o) => {
-            let entries: Vec<(String, Value)> = std::mem::take(o).into_iter().collect();
-            for (k, mut val) in entries {
-                redact_json(&mut val, pack, counts);
-                let mut key = Value::String(k);
-                redact_json(&mut key, pack, counts);
-                o.insert(key.as_str().unwrap_or_default().to_string(), val);
-            }
-        }
-        _ => {}
     }
 }

@@ -16,7 +16,8 @@ use std::collections::BTreeMap;
 
 use crate::api::{RedactRequest, RedactResponse, SanitizeError};
 use crate::pack::CompiledPack;
-use crate::stages::redact::{counts_to_records, REDACTED_PREFIX};
+use crate::markup;
+use crate::stages::redact::{counts_to_records, Pass};
 
 /// Bytes kept back for the next step.
 pub const OVERLAP: usize = 64 * 1024;
@@ -32,9 +33,10 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
     let mut out = Vec::with_capacity(data.len());
     let mut counts: BTreeMap<String, u32> = BTreeMap::new();
     let mut pos = 0usize;
+    let pass = Pass::new(pack, false);
     for (valid, invalid) in crate::support::text::utf8_pieces(data) {
         let start = pos;
-        let spans = pack.ruleset.scan(valid, &pack.detect(valid));
+        let spans = pass.spans(valid);
         let mut last = 0usize;
         let mut beyond = false;
         for s in &spans {
@@ -43,9 +45,7 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
                 break;
             }
             out.extend_from_slice(&valid.as_bytes()[last..s.start]);
-            out.extend_from_slice(REDACTED_PREFIX.as_bytes());
-            out.extend_from_slice(s.rule.as_bytes());
-            out.push(b']');
+            markup::push_redacted(&mut out, &s.rule);
             match counts.get_mut(&s.rule) {
                 Some(n) => *n += 1,
                 None => drop(counts.insert(s.rule.clone(), 1)),
@@ -58,8 +58,8 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
             let end = floor_char(valid, commit - start).max(last);
             out.extend_from_slice(&valid.as_bytes()[last..end]);
             let consumed = (start + end) as u32;
-            if let Some(e) = pack.ruleset.error() {
-                return Err(SanitizeError::InvalidPack(e));
+            if let Some(e) = pass.error() {
+                return Err(e);
             }
             return Ok(RedactResponse { output: out, consumed, redactions: counts_to_records(&counts) });
         }
@@ -71,8 +71,8 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
         out.extend_from_slice(invalid);
         pos += invalid.len();
     }
-    if let Some(e) = pack.ruleset.error() {
-        return Err(SanitizeError::InvalidPack(e));
+    if let Some(e) = pass.error() {
+        return Err(e);
     }
     Ok(RedactResponse { output: out, consumed: pos as u32, redactions: counts_to_records(&counts) })
 }

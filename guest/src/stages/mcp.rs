@@ -20,8 +20,7 @@ use serde_json::Value;
 
 use crate::api::{Budget, SanitizeError};
 use crate::markup::marker::PREFIX;
-use crate::pack::CompiledPack;
-use crate::pipeline::redact_json;
+use crate::stages::redact::Pass;
 use crate::stages::wrap::Extra;
 
 /// A parsed and triaged MCP result.
@@ -50,7 +49,7 @@ fn bad(m: &str) -> SanitizeError {
 pub fn parse(
     input: &[u8],
     budget: &Budget,
-    pack: &CompiledPack,
+    pass: &Pass,
     counts: &mut BTreeMap<String, u32>,
 ) -> Result<Parsed, SanitizeError> {
     let v: Value = serde_json::from_slice(input).map_err(|e| {
@@ -116,7 +115,7 @@ pub fn parse(
             }
             "resource_link" => {
                 let mut link = block.clone();
-                redact_json(&mut link, pack, counts);
+                pass.redact_json(&mut link, counts);
                 extras.push(Extra::ResourceLink(link));
             }
             "resource" => {
@@ -140,7 +139,7 @@ pub fn parse(
         }
     }
     let structured = obj.get("structuredContent").cloned().map(|mut s| {
-        redact_json(&mut s, pack, counts);
+        pass.redact_json(&mut s, counts);
         s
     });
     Ok(Parsed { text, extras, structured, is_error, notes, user_only, media_tokens })

@@ -134,24 +134,24 @@ fn options(flags: &[&str]) -> Value {
             "--content-type" => o.insert("content_type".into(), json!(val())),
             "--untrusted" => o.insert("untrusted".into(), json!(true)),
             "--lenient" => o.insert("lenient".into(), json!(true)),
-            "--format" => o.insert("format".into(), json!(capitalize(&val()))),
-            "--input" => o.insert("input".into(), json!(capitalize(&val()))),
-            "--encoding" => o.insert(
-                "encoding".into(),
-                json!(match val().as_str() {
-                    "cl100k_base" => "Cl100kBase",
-                    _ => "O200kBase",
-                }),
-            ),
+            // Enum cases in the JSON are the CLI's values (snake_case).
+            "--format" => o.insert("format".into(), json!(val())),
+            "--input" => o.insert("input".into(), json!(val())),
+            "--encoding" => o.insert("encoding".into(), json!(val())),
             other => panic!("no option for flag {other}"),
         };
     }
     Value::Object(o)
 }
 
-fn capitalize(s: &str) -> String {
-    let mut c = s.chars();
-    c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
+/// The host's bindings name enum cases in Rust's case (`O200kBase`).
+fn rust_case(s: &str) -> String {
+    s.split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
+        })
+        .collect()
 }
 
 fn request(input: &[u8], flags: &[&str]) -> String {
@@ -169,7 +169,10 @@ fn request(input: &[u8], flags: &[&str]) -> String {
 fn read_cap(s: &Sanitizer, flags: &[&str]) -> usize {
     let mut o = serde_json::to_value(result_sanitizer::default_options()).unwrap();
     for (k, v) in options(flags).as_object().unwrap() {
-        o[k] = v.clone();
+        o[k] = match (k.as_str(), v.as_str()) {
+            ("format" | "input" | "encoding", Some(case)) => json!(rust_case(case)),
+            _ => v.clone(),
+        };
     }
     let o: result_sanitizer::api::Options = serde_json::from_value(o).unwrap();
     // Bad options: the CLI fails before reading; any prefix will do.

@@ -27,6 +27,18 @@ wit_bindgen::generate!({
     path: "../wit",
     world: "pipeline",
     additional_derives: [serde::Serialize, serde::Deserialize, PartialEq],
+    // One naming convention in every JSON the pipeline writes or reads:
+    // fields and enum cases alike in snake_case (docs/record.schema.json).
+    additional_type_attributes: {
+        "result-sanitizer:core/result-sanitizer@0.1.0/output-format": [#[serde(rename_all = "snake_case")]],
+        "result-sanitizer:core/result-sanitizer@0.1.0/input-kind": [#[serde(rename_all = "snake_case")]],
+        "result-sanitizer:core/result-sanitizer@0.1.0/encoding": [#[serde(rename_all = "snake_case")]],
+        "result-sanitizer:core/result-sanitizer@0.1.0/slice-unit": [#[serde(rename_all = "snake_case")]],
+        "result-sanitizer:core/result-sanitizer@0.1.0/content-class": [#[serde(rename_all = "snake_case")]],
+        "result-sanitizer:core/result-sanitizer@0.1.0/strategy": [#[serde(rename_all = "snake_case")]],
+        "result-sanitizer:core/result-sanitizer@0.1.0/stage": [#[serde(rename_all = "snake_case")]],
+        "result-sanitizer:core/result-sanitizer@0.1.0/sanitize-error": [#[serde(rename_all = "snake_case")]]
+    },
 });
 
 /// Types of the exported `result-sanitizer` interface.

@@ -1,1 +1,183 @@
-//! The record builder (see crate::pipeline).
+//! The record: the one builder of `sanitize-record`.
+//!
+//! Stages report to a [`RecordBuilder`] as they run (sizes in and out,
+//! replacements by rule, blocks kept from the model); the pipeline then
+//! adds what the chosen strategy kept and omitted and [`RecordBuilder::finish`]
+//! closes it with the output's size. Nothing else constructs a record, so
+//! each field has one writer.
+
+use std::collections::BTreeMap;
+
+use crate::api::{
+    Budget, ContentClass, Options, SanitizeRecord, Span, Stage, StageTrace, Strategy, StructureCuts,
+};
+use crate::pack_api::PackInfo;
+use crate::stages::redact::counts_to_records;
+use crate::support::text;
+
+/// Replacements by rule id.
+pub(crate) type Counts = BTreeMap<String, u32>;
+
+/// No structure cuts at all; strategies add theirs.
+pub(crate) fn no_cuts() -> StructureCuts {
+    StructureCuts { items: 0, keys: 0, chars: 0, containers: 0, total_records: None, error_lines: 0 }
+}
+
+/// Sizes of the decoded text, before any cut.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Decoded {
+    /// Characters.
+    pub chars: u64,
+    /// Lines.
+    pub lines: u64,
+    /// Invalid UTF-8 sequences replaced.
+    pub invalid: u32,
+    /// Markup look-alikes defanged.
+    pub defanged: u32,
+}
+
+/// A record under construction.
+pub(crate) struct RecordBuilder {
+    rec: SanitizeRecord,
+    /// Replacements by rule, every pass together.
+    pub counts: Counts,
+    /// Cuts made in thinning MCP structured content, added to the text's.
+    structured_cuts: Option<StructureCuts>,
+}
+
+impl RecordBuilder {
+    /// An empty record for one call.
+    pub fn new(opts: &Options, budget: &Budget, pack: &PackInfo, input_bytes: usize) -> Self {
+        let rec = SanitizeRecord {
+            class: ContentClass::Text,
+            input_bytes: input_bytes as u64,
+            original_bytes: input_bytes as u64,
+            original_chars: 0,
+            original_lines: 0,
+            original_tokens: None,
+            byte_cap_hit: false,
+            truncated: false,
+            strategy: Strategy::None,
+            kept: Vec::new(),
+            omitted: Vec::new(),
+            invalid_utf8: 0,
+            defanged: 0,
+            redactions: Vec::new(),
+            output_chars: 0,
+            output_tokens: None,
+            budget: *budget,
+            encoding: opts.encoding,
+            pack_name: pack.name.clone(),
+            pack_version: pack.version.clone(),
+            stages: Vec::new(),
+            structure: None,
+            user_only_blocks: 0,
+            media_tokens: 0,
+            recallable: false,
+            round: None,
+        };
+        Self { rec, counts: Counts::new(), structured_cuts: None }
+    }
+
+    /// A stage ran: bytes in and out.
+    pub fn stage(&mut self, stage: Stage, bytes_in: usize, bytes_out: usize) {
+        self.rec.stages.push(StageTrace { stage, bytes_in: bytes_in as u64, bytes_out: bytes_out as u64 });
+    }
+
+    /// Triage decided the class.
+    pub fn class(&mut self, class: ContentClass) {
+        self.rec.class = class;
+    }
+
+    /// The class triage decided.
+    pub fn current_class(&self) -> ContentClass {
+        self.rec.class
+    }
+
+    /// Estimated tokens of the media passed through.
+    pub fn media_tokens(&self) -> u32 {
+        self.rec.media_tokens
+    }
+
+    /// The budget applied.
+    pub fn budget(&self) -> Budget {
+        self.rec.budget
+    }
+
+    /// MCP blocks kept from the model, and media tokens passed through.
+    pub fn mcp(&mut self, user_only_blocks: u32, media_tokens: u32) {
+        self.rec.user_only_blocks = user_only_blocks;
+        self.rec.media_tokens = media_tokens;
+    }
+
+    /// Cuts made in thinning MCP structured content.
+    pub fn structured_cuts(&mut self, cuts: StructureCuts) {
+        self.structured_cuts = Some(cuts);
+    }
+
+    /// Replacements made by one pass, added to the totals.
+    pub fn add_counts(&mut self, counts: Counts) {
+        for (k, v) in counts {
+            *self.counts.entry(k).or_default() += v;
+        }
+    }
+
+    /// Sizes of the text read: the input after a recall's slice, the whole
+    /// output's size, whether the cap cut, and the decoded text.
+    pub fn text(&mut self, input_bytes: usize, original_bytes: u64, cap_hit: bool, d: Decoded, recallable: bool) {
+        let r = &mut self.rec;
+        r.input_bytes = input_bytes as u64;
+        r.original_bytes = original_bytes;
+        r.byte_cap_hit = cap_hit;
+        r.original_chars = d.chars;
+        r.original_lines = d.lines;
+        r.invalid_utf8 = d.invalid;
+        r.defanged = d.defanged;
+        r.recallable = recallable;
+    }
+
+    /// How the text was cut, and what the strategy left out.
+    pub fn strategy(&mut self, strategy: Strategy, truncated: bool, structure: Option<StructureCuts>) {
+        self.rec.strategy = strategy;
+        self.rec.truncated = truncated;
+        self.rec.structure = structure;
+    }
+
+    /// A span of the original present in the output.
+    pub fn kept(&mut self, span: Span) {
+        self.rec.kept.push(span);
+    }
+
+    /// A span of the original absent from the output.
+    pub fn omitted(&mut self, span: Span) {
+        self.rec.omitted.push(span);
+    }
+
+    /// Binary input: omitted whole, `original_bytes` of it.
+    pub fn binary(&mut self, original_bytes: u64) {
+        let r = &mut self.rec;
+        r.class = ContentClass::Binary;
+        r.original_bytes = original_bytes;
+        r.truncated = true;
+        r.strategy = Strategy::Omitted;
+        r.omitted = vec![Span { start_byte: 0, end_byte: original_bytes, start_line: 0, end_line: 0 }];
+    }
+
+    /// Closes the record with the model-visible text and its token count
+    /// (none when the budget was proved without counting).
+    pub fn finish(mut self, out: &str, tokens: Option<u64>) -> SanitizeRecord {
+        if let Some(sc) = self.structured_cuts.take() {
+            // Structured content was thinned: its cuts join the text's.
+            let r = self.rec.structure.get_or_insert_with(no_cuts);
+            r.items += sc.items;
+            r.keys += sc.keys;
+            r.chars += sc.chars;
+            r.containers += sc.containers;
+            self.rec.truncated = true;
+        }
+        self.rec.redactions = counts_to_records(&self.counts);
+        self.rec.output_chars = text::char_count(out) as u64;
+        self.rec.output_tokens = tokens;
+        self.rec
+    }
+}

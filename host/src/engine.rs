@@ -787,20 +787,6 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// Stage names a pipeline record may carry.
-const STAGES: &[&str] = &[
-    "triage",
-    "html",
-    "byte-cap",
-    "redact",
-    "json-structure",
-    "records",
-    "char-budget",
-    "token-budget",
-    "wrap",
-    "wrap+final-redact",
-];
-
 /// Token count by the host's own native copy of the pipeline's tokenizer
 /// (chunked tiktoken, so a long piece stays linear; tables built once per
 /// process, on first need). A pipeline build cannot change this code.
@@ -866,7 +852,8 @@ pub fn validate_with(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPac
         }
     };
     let Some(record) = record else { return bad("no record in the message") };
-    let typed = serde_json::to_value(&out.record).map_err(|e| Error::InvalidOutput(e.to_string()))?;
+    let mut typed = serde_json::to_value(&out.record).map_err(|e| Error::InvalidOutput(e.to_string()))?;
+    snake_case_enums(&mut typed);
     if *record != typed {
         return bad("the record in the message differs from the record returned");
     }
@@ -874,9 +861,6 @@ pub fn validate_with(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPac
     // and the pipeline's known stages, so nothing from the input rides in it.
     if out.record.pack_name != pack.manifest.name || out.record.pack_version != pack.manifest.version {
         return bad("the record names another pack");
-    }
-    if out.record.stages.iter().any(|s| !STAGES.contains(&s.stage.as_str())) {
-        return bad("the record names an unknown stage");
     }
     let b = &out.record.budget;
     if opts.max_tokens.is_some_and(|t| b.max_tokens > t)
@@ -919,4 +903,34 @@ pub fn validate_with(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPac
         }
     }
     Ok(())
+}
+
+/// The host's bindings serialize enum cases by their Rust names
+/// (`HeadTailLines`); the record's JSON names them in snake_case, like its
+/// fields (`head_tail_lines`, docs/record.schema.json). Rewrites the enum
+/// values of a serialized record to that convention.
+fn snake_case_enums(v: &mut serde_json::Value) {
+    fn snake(s: &str) -> String {
+        let mut out = String::with_capacity(s.len() + 4);
+        for (i, c) in s.chars().enumerate() {
+            if c.is_ascii_uppercase() && i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        }
+        out
+    }
+    let fix = |v: Option<&mut serde_json::Value>| {
+        if let Some(serde_json::Value::String(s)) = v {
+            *s = snake(s);
+        }
+    };
+    fix(v.get_mut("class"));
+    fix(v.get_mut("strategy"));
+    fix(v.get_mut("encoding"));
+    if let Some(serde_json::Value::Array(stages)) = v.get_mut("stages") {
+        for st in stages {
+            fix(st.get_mut("stage"));
+        }
+    }
 }

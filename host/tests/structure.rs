@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use common::{assert_mcp_valid, json, opts, sanitizer, tokens, visible_text};
 use result_sanitizer::api::{
-    ContentClass, Encoding, InputKind, OutputFormat, RoundInput, RoundOptions, Slice, SliceUnit, Strategy,
+    ContentClass, Encoding, InputKind, OutputFormat, RoundInput, RoundOptions, Slice, SliceUnit, Stage, Strategy,
 };
 use result_sanitizer::recall::{OutputStore, RecallError, StoreConfig};
 use result_sanitizer::Error;
@@ -142,7 +142,7 @@ fn html_is_extracted_before_redaction_and_truncation() {
     assert_eq!(out.record.class, ContentClass::Html);
     assert!(!t.contains("<script") && !t.contains("<style") && !t.contains("<div"), "{t}");
     assert!(t.lines().any(|l| l.starts_with("# ")), "headings kept: {t}");
-    assert!(out.record.stages.iter().any(|s| s.stage == "html" && s.bytes_out < s.bytes_in));
+    assert!(out.record.stages.iter().any(|s| s.stage == Stage::Html && s.bytes_out < s.bytes_in));
     // Sniffed without a content type too.
     let out2 = sanitizer()
         .sanitize(b"<!DOCTYPE html><title>T</title><script>x=1</script><h2>Hi</h2><li>a</li>", &opts("x"))

@@ -148,3 +148,90 @@ pub fn cap(t: &Totals, cap: u64) -> String {
     };
     format!("{PREFIX} byte cap of {cap} bytes reached; {rest}. {how}]")
 }
+
+/// Inside thinned JSON: a container past the depth limit.
+pub fn json_container(kind: &str, n: usize, unit: &str, rest: &str) -> String {
+    format!("{PREFIX} {kind} with {n} {unit} omitted{rest}]")
+}
+
+/// Inside thinned JSON: the array items left out, as an element.
+pub fn json_items(omitted: usize, first: usize, last: usize, of: usize, rest: &str) -> String {
+    format!("{PREFIX} {omitted} items omitted (indexes {first}-{last} of {of}){rest}]")
+}
+
+/// Inside thinned JSON: the member name and value that count the object
+/// members left out.
+pub fn json_keys(omitted: usize, rest: &str) -> (String, String) {
+    (format!("{PREFIX}]"), format!("{omitted} more keys omitted{rest}"))
+}
+
+/// Inside thinned JSON: a long string shortened in place.
+pub fn json_string(head: &str, omitted: usize, rest: &str) -> String {
+    format!("{head}… {PREFIX} {omitted} chars omitted{rest}]")
+}
+
+/// Member name of the byte-cap note that closes a cut JSON object.
+pub fn json_cap_key() -> String {
+    format!("{PREFIX} byte cap]")
+}
+
+/// The byte-cap note inside a JSON document cut by the cap.
+pub fn json_cap_note(cap: u64, rest: &str) -> String {
+    format!("{PREFIX} byte cap of {cap} bytes reached: {rest}]")
+}
+
+/// What of a JSON document cut by the byte cap was not read.
+pub fn json_unread(from: u64, to: Option<u64>, recall: &Recall) -> String {
+    match to {
+        Some(to) if to > from => format!("bytes {from}-{to} of the document were not read{}", recall.short(to)),
+        _ => format!("the document continued past byte {from} (total size unknown), not kept"),
+    }
+}
+
+/// Heads the error-looking lines rescued from an omitted middle.
+pub fn error_lines_header() -> String {
+    format!("{PREFIX} lines of the omitted part that look like errors, with their line numbers:]\n")
+}
+
+/// Error-looking lines of the omitted middle that did not fit.
+pub fn more_error_lines(n: usize) -> String {
+    format!("{PREFIX} {n} more error-like lines in the omitted part not shown]\n")
+}
+
+/// One rescued error line, with its line number.
+pub fn error_line_excerpt(line: u64, text: &str, cut: bool) -> String {
+    format!("{line:>6}| {text}{}\n", if cut { "…" } else { "" })
+}
+
+/// The marker between the head and tail records of JSON lines or CSV.
+pub fn records(r: &RecordsCut, m: &MiddleCut, recall: &Recall) -> String {
+    let header = if r.header { "the header line, " } else { "" };
+    format!(
+        "{PREFIX} omitted records {}-{} of {} ({} records; bytes {}-{}, lines {}-{}); shown: {header}records 1-{} above and {}-{} below. {}]",
+        r.first + 1,
+        r.last,
+        r.total,
+        r.last - r.first,
+        m.start_byte,
+        m.end_byte,
+        m.start_line,
+        m.end_line,
+        r.first,
+        r.last + 1,
+        r.total,
+        recovery(m.start_byte, m.end_byte, m.start_line, m.end_line, recall)
+    )
+}
+
+/// Which records a records cut left out: indexes from 0 of the first
+/// omitted and the first shown after them.
+pub struct RecordsCut {
+    /// First omitted record (records before it are shown).
+    pub first: usize,
+    /// First record shown after the cut.
+    pub last: usize,
+    /// Records in all.
+    pub total: usize,
+    /// A header line is shown.
+    pub header: bool,
+}

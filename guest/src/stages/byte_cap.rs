@@ -4,6 +4,72 @@
 //! tokenizer). Hosts cap while reading and stop reading at the cap; the
 //! pipeline caps again so that a host that did not still gets a bound.
 
+use crate::api::{Slice, SliceUnit};
+use crate::support::located::Base;
+
+/// What the cap let through.
+pub(crate) struct Capped<'i> {
+    /// The bytes read, at most the cap.
+    pub read: &'i [u8],
+    /// Bytes received (after a recall's slice).
+    pub input_len: usize,
+    /// Where a recalled slice starts in the whole output.
+    pub base: Base,
+    /// Size of the whole output, when known.
+    pub total: Option<u64>,
+    /// Size of the whole output, or at least what was received.
+    pub original_bytes: u64,
+    /// The cap cut the input.
+    pub cap_hit: bool,
+}
+
+/// Applies the cap to `input` (or to the part a recall's `slice` names).
+/// `total` is the whole output's size when the host knows it.
+pub(crate) fn run<'i>(input: &'i [u8], slice: Option<&Slice>, total: Option<u64>, max_bytes: u64) -> Capped<'i> {
+    // A recall reads one part of the output (the input is the whole).
+    let (input, base) = match slice {
+        Some(sl) => part(input, sl),
+        None => (input, Base::default()),
+    };
+    let n = cap_len(input, max_bytes.min(usize::MAX as u64) as usize);
+    // A host that caps while reading passes at most cap + 1 bytes; more
+    // than that means it passed the whole output.
+    let total = total.or_else(|| (input.len() as u64 > max_bytes + 1).then_some(input.len() as u64));
+    let original_bytes = total.unwrap_or(input.len() as u64).max(input.len() as u64);
+    Capped { read: &input[..n], input_len: input.len(), base, total, original_bytes, cap_hit: (n as u64) < original_bytes }
+}
+
+/// The part of `input` a slice names, moved to character boundaries, and
+/// its position in the whole.
+fn part<'i>(input: &'i [u8], sl: &Slice) -> (&'i [u8], Base) {
+    let (start, end) = match sl.unit {
+        SliceUnit::Bytes => {
+            let s = (sl.offset.min(input.len() as u64)) as usize;
+            (s, s.saturating_add(sl.limit.min(usize::MAX as u64) as usize).min(input.len()))
+        }
+        SliceUnit::Lines => {
+            let nl = |k: u64| -> usize {
+                // Start of line k (from 1).
+                if k <= 1 {
+                    return 0;
+                }
+                memchr::memchr_iter(b'\n', input).nth((k - 2) as usize).map_or(input.len(), |p| p + 1)
+            };
+            (nl(sl.offset), nl(sl.offset.saturating_add(sl.limit)))
+        }
+    };
+    // Never start or end inside a UTF-8 sequence.
+    let back = |mut i: usize| {
+        while i > 0 && i < input.len() && (input[i] & 0xC0) == 0x80 {
+            i -= 1;
+        }
+        i
+    };
+    let (start, end) = (back(start), back(end).max(back(start)));
+    let line = memchr::memchr_iter(b'\n', &input[..start]).count() as u64;
+    (&input[start..end], Base { byte: start as u64, line })
+}
+
 /// Length of the longest prefix of `bytes` that is at most `cap` bytes and
 /// does not end inside a UTF-8 sequence.
 pub fn cap_len(bytes: &[u8], cap: usize) -> usize {

@@ -57,6 +57,20 @@ const BLOCK: &[&str] = &[
     "caption",
 ];
 
+/// The HTML stage: the markup, read up to its own byte budget
+/// (`markup-bytes`), becomes text; positions in markers and records then
+/// refer to that text. Returns the text and, when the budget cut the
+/// markup, a notice.
+pub(crate) fn run(input: &[u8], markup_bytes: u64, record: &mut crate::record::RecordBuilder) -> (Vec<u8>, Option<String>) {
+    let cap = crate::stages::byte_cap::cap_len(input, markup_bytes.min(usize::MAX as u64) as usize);
+    let text = extract(&String::from_utf8_lossy(&input[..cap]));
+    record.stage(crate::api::Stage::Html, cap, text.len());
+    let note = (cap < input.len()).then(|| {
+        crate::markup::notice::html_markup(cap, input.len(), input.len() as u64 <= markup_bytes + 1, markup_bytes)
+    });
+    (text.into_bytes(), note)
+}
+
 /// Text extracted from an HTML document.
 pub fn extract(html: &str) -> String {
     let mut em = DefaultEmitter::default();

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::api::{Budget, SanitizeError};
-use crate::markup::marker::PREFIX;
+use crate::markup::notice;
 use crate::stages::redact::Pass;
 use crate::stages::wrap::Extra;
 
@@ -91,19 +91,12 @@ pub fn parse(
                 let data = block.get("data").and_then(Value::as_str).unwrap_or("");
                 let mime = block.get("mimeType").and_then(Value::as_str).unwrap_or("application/octet-stream");
                 if data.len() as u64 > budget.max_bytes {
-                    notes.push(format!(
-                        "{PREFIX} content block {i} ({ty}, {mime}, {} bytes of base64) omitted: over the byte cap of {} bytes.]",
-                        data.len(),
-                        budget.max_bytes
-                    ));
+                    notes.push(notice::media_over_cap(i, ty, mime, data.len(), budget.max_bytes));
                 } else {
                     let est =
                         if ty == "image" { crate::support::media::image_tokens(data) } else { crate::support::media::audio_tokens(data) };
                     if media_tokens.saturating_add(est) > budget.max_tokens / 2 {
-                        notes.push(format!(
-                            "{PREFIX} content block {i} ({ty}, {mime}) omitted: about {est} tokens, and media may take at most half the {}-token budget.]",
-                            budget.max_tokens
-                        ));
+                        notes.push(notice::media_over_tokens(i, ty, mime, est, budget.max_tokens));
                     } else if ty == "image" {
                         media_tokens += est;
                         extras.push(Extra::Image { data: data.into(), mime: mime.into() });
@@ -122,19 +115,17 @@ pub fn parse(
                 let r = block.get("resource").ok_or_else(|| bad("resource block without resource"))?;
                 let uri = r.get("uri").and_then(Value::as_str).unwrap_or("");
                 if let Some(t) = r.get("text").and_then(Value::as_str) {
-                    push_text(&mut text, &format!("[resource {uri}]"));
+                    push_text(&mut text, &notice::resource(uri));
                     push_text(&mut text, t);
                 } else {
                     let n = r.get("blob").and_then(Value::as_str).map_or(0, str::len);
                     let mime = r.get("mimeType").and_then(Value::as_str).unwrap_or("application/octet-stream");
-                    notes.push(format!(
-                        "{PREFIX} content block {i} (embedded binary resource, {mime}, {n} bytes of base64) omitted.]"
-                    ));
+                    notes.push(notice::binary_resource(i, mime, n));
                 }
             }
             other => {
                 let what: String = other.chars().filter(char::is_ascii_alphanumeric).take(32).collect();
-                notes.push(format!("{PREFIX} content block {i} of unknown type `{what}` omitted.]"));
+                notes.push(notice::unknown_block(i, &what));
             }
         }
     }

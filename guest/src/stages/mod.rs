@@ -8,5 +8,7 @@ pub(crate) mod byte_cap;
 pub(crate) mod redact;
 pub(crate) mod defang;
 pub(crate) mod char_budget;
+pub(crate) mod decode;
+pub(crate) mod structure;
 pub(crate) mod token_budget;
 pub(crate) mod wrap;

@@ -16,50 +16,42 @@
 //!    and retry. After a few rounds the content goes entirely, which fits
 //!    because the minimum budget is larger than any marker.
 
+use crate::stages::wrap::{Rendered, Renderer};
 use crate::stages::char_budget::{snap_head, snap_tail, Cut};
 use crate::support::tokenizer::Tokenizer;
 
 /// Outcome of fitting.
-pub struct Fitted<R> {
-    /// The cut finally applied.
-    pub cut: Cut,
-    /// The rendered output.
-    pub rendered: R,
+pub struct Fitted {
+    /// The rendered output (with the cut finally applied).
+    pub rendered: Rendered,
     /// Its token count, when counted.
     pub tokens: Option<u64>,
-    /// Whether the token budget (not only the char budget) cut.
-    pub token_cut: bool,
     /// Whether every cut fell on a line boundary.
     pub whole_lines: bool,
 }
 
 /// Fits `text`, already cut by the char budget as `initial`, to `budget`
-/// tokens as rendered by `render`.
-pub fn fit<R: AsRef<str>>(
+/// tokens as `r` renders it.
+pub fn fit(
     text: &str,
     initial: Cut,
     initial_lines: bool,
     budget: u32,
     head_share: f64,
     tok: Tokenizer,
-    mut render: impl FnMut(Cut) -> R,
-) -> Fitted<R> {
+    r: &Renderer,
+) -> Fitted {
+    let render = |cut: Cut| r.render(cut);
     let budget = budget as usize;
     let rendered = render(initial);
     // Proved without tokenizing (byte length or bound), or counted, with
     // counting stopped once over the budget: a large text costs about
     // `budget` tokens of work here, not its whole length.
-    if let Some(n) = tok.count_within(rendered.as_ref(), budget) {
-        return Fitted {
-            cut: initial,
-            rendered,
-            tokens: n.map(|n| n as u64),
-            token_cut: false,
-            whole_lines: initial_lines,
-        };
+    if let Some(n) = tok.count_within(rendered.text.as_str(), budget) {
+        return Fitted { rendered, tokens: n.map(|n| n as u64), whole_lines: initial_lines };
     }
     let empty = Cut { head_end: 0, tail_start: text.len() };
-    let overhead = tok.count(render(empty).as_ref());
+    let overhead = tok.count(render(empty).text.as_str());
     // Marker digits can grow a little once content is back: keep a margin.
     let mut avail = budget.saturating_sub(overhead + 16);
     for _round in 0..12 {
@@ -67,9 +59,9 @@ pub fn fit<R: AsRef<str>>(
         let tail_k = avail - head_k;
         let (cut, lines) = cut_for_tokens(text, initial, head_k, tail_k, tok);
         let rendered = render(cut);
-        let n = tok.count(rendered.as_ref());
+        let n = tok.count(rendered.text.as_str());
         if n <= budget {
-            return Fitted { cut, rendered, tokens: Some(n as u64), token_cut: true, whole_lines: lines };
+            return Fitted { rendered, tokens: Some(n as u64), whole_lines: lines };
         }
         let excess = n - budget;
         let next = avail.saturating_sub(excess + 8 + avail / 50);
@@ -79,8 +71,8 @@ pub fn fit<R: AsRef<str>>(
         avail = next;
     }
     let rendered = render(empty);
-    let n = tok.count(rendered.as_ref());
-    Fitted { cut: empty, rendered, tokens: Some(n as u64), token_cut: true, whole_lines: true }
+    let n = tok.count(rendered.text.as_str());
+    Fitted { rendered, tokens: Some(n as u64), whole_lines: true }
 }
 
 /// Head of `head_k` tokens from the start, tail of `tail_k` from the end,

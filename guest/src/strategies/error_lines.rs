@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
 
-use crate::markup::marker::PREFIX;
+use crate::markup::marker;
 use crate::support::text::floor_boundary;
 
 /// Words that mark a line as an error line.
@@ -82,10 +82,9 @@ pub fn excerpt(
     }
     let render = |(s, e): (usize, usize)| {
         let end = floor_boundary(text, e.min(s + LINE_MAX));
-        let more = if end < e { "…" } else { "" };
-        format!("{:>6}| {}{more}\n", line_of(s), text[s..end].trim_end_matches('\r'))
+        marker::error_line_excerpt(line_of(s), text[s..end].trim_end_matches('\r'), end < e)
     };
-    let head = format!("{PREFIX} lines of the omitted part that look like errors, with their line numbers:]\n");
+    let head = marker::error_lines_header();
     let mut room = cap.saturating_sub(head.len() + 80);
     // First ones from the start, last ones from the end, alternately.
     let (mut first, mut last) = (Vec::new(), Vec::new());
@@ -115,10 +114,7 @@ pub fn excerpt(
         out.push_str(l);
     }
     if shown < inside.len() {
-        out.push_str(&format!(
-            "{PREFIX} {} more error-like lines in the omitted part not shown]\n",
-            inside.len() - shown
-        ));
+        out.push_str(&marker::more_error_lines(inside.len() - shown));
     }
     for l in last.iter().rev() {
         out.push_str(l);

@@ -20,10 +20,11 @@
 //! larger), so a document is thinned and rendered O(log levels) times; each
 //! thinning is linear in the part of the document it keeps.
 
+use crate::record::no_cuts;
 use serde_json::{Map, Value};
 
 use crate::api::StructureCuts;
-use crate::markup::marker::PREFIX;
+use crate::markup::marker::{self, PREFIX};
 
 /// One rung of the ladder.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -62,11 +63,6 @@ pub const LEVELS: &[Level] = &[
     lv(2, 2, 12, 0),
 ];
 
-/// No cuts yet.
-pub fn no_cuts() -> StructureCuts {
-    StructureCuts { items: 0, keys: 0, chars: 0, containers: 0, total_records: None, error_lines: 0 }
-}
-
 /// `v` thinned at `level`; `cuts` counts what was left out. `rest` is the
 /// recovery wording appended to each note ("not kept", "recallable").
 pub fn thin(v: &Value, level: &Level, rest: &str, cuts: &mut StructureCuts) -> Value {
@@ -77,11 +73,11 @@ fn thin_at(v: &Value, lv: &Level, depth: usize, rest: &str, cuts: &mut Structure
     match v {
         Value::Array(a) if !a.is_empty() && depth >= lv.depth => {
             cuts.containers += 1;
-            Value::String(format!("{PREFIX} array of {} items omitted{rest}]", a.len()))
+            Value::String(marker::json_container("array of", a.len(), "items", rest))
         }
         Value::Object(m) if !m.is_empty() && depth >= lv.depth => {
             cuts.containers += 1;
-            Value::String(format!("{PREFIX} object with {} keys omitted{rest}]", m.len()))
+            Value::String(marker::json_container("object", m.len(), "keys", rest))
         }
         Value::Array(a) => {
             let n = a.len();
@@ -93,11 +89,7 @@ fn thin_at(v: &Value, lv: &Level, depth: usize, rest: &str, cuts: &mut Structure
             let omitted = n - keep;
             cuts.items += omitted as u64;
             let mut out: Vec<Value> = a[..head].iter().map(|x| thin_at(x, lv, depth + 1, rest, cuts)).collect();
-            out.push(Value::String(format!(
-                "{PREFIX} {omitted} items omitted (indexes {}-{} of {n}){rest}]",
-                head,
-                n - 2
-            )));
+            out.push(Value::String(marker::json_items(omitted, head, n - 2, n, rest)));
             out.push(thin_at(&a[n - 1], lv, depth + 1, rest, cuts));
             Value::Array(out)
         }
@@ -110,7 +102,8 @@ fn thin_at(v: &Value, lv: &Level, depth: usize, rest: &str, cuts: &mut Structure
             }
             if keep < n {
                 cuts.keys += (n - keep) as u64;
-                out.insert(format!("{PREFIX}]"), Value::String(format!("{} more keys omitted{rest}", n - keep)));
+                let (key, note) = marker::json_keys(n - keep, rest);
+                out.insert(key, Value::String(note));
             }
             Value::Object(out)
         }
@@ -122,7 +115,7 @@ fn thin_at(v: &Value, lv: &Level, depth: usize, rest: &str, cuts: &mut Structure
             }
             let end = s.char_indices().nth(lv.chars).map_or(s.len(), |(i, _)| i);
             cuts.chars += (chars - lv.chars) as u64;
-            Value::String(format!("{}… {PREFIX} {} chars omitted{rest}]", &s[..end], chars - lv.chars))
+            Value::String(marker::json_string(&s[..end], chars - lv.chars, rest))
         }
         _ => v.clone(),
     }
@@ -168,7 +161,10 @@ pub fn close_prefix(text: &str, note: &str) -> Option<String> {
     let mut out = String::with_capacity(pos + note.len() + stack.len() + 32);
     out.push_str(&text[..pos]);
     match stack.last() {
-        Some(b'{') => out.push_str(&format!(", \"{PREFIX} byte cap]\": {note}")),
+        Some(b'{') => {
+            let key = serde_json::to_string(&marker::json_cap_key()).expect("a string serializes");
+            out.push_str(&format!(", {key}: {note}"))
+        }
         _ => out.push_str(&format!(", {note}")),
     }
     for &b in stack.iter().rev() {

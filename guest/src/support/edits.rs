@@ -84,16 +84,6 @@ impl OffsetMap {
         let s = self.segs.get(i.checked_sub(1)?)?;
         (off < s.out_end).then_some((s.out_start, s.out_end))
     }
-
-    /// Number of replaced spans.
-    pub fn len(&self) -> usize {
-        self.segs.len()
-    }
-
-    /// Whether nothing was replaced.
-    pub fn is_empty(&self) -> bool {
-        self.segs.is_empty()
-    }
 }
 
 /// Applies `edits` (sorted, non-overlapping) to `src`.

@@ -2,6 +2,7 @@
 //! positions, the tokenizer and its upper bound, media token estimates.
 
 pub(crate) mod edits;
+pub(crate) mod located;
 pub(crate) mod media;
 pub(crate) mod text;
 pub(crate) mod token_bound;

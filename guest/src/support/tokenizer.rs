@@ -36,6 +36,7 @@ impl Tokenizer {
     }
 
     /// Builds the tables now (they are otherwise built on first use).
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
     pub fn warm(&self) {
         let _ = self.bpe().encode_ordinary("warm");
     }

@@ -1,0 +1,68 @@
+//! Notices: one line each, telling the model what it does not see and why
+//! (blocks left out, markup not read, structured content thinned), or what
+//! stands in for content (binary output, no output at all).
+
+use super::marker::PREFIX;
+
+/// Stands in for an empty output.
+pub const NO_OUTPUT: &str = "(no output)";
+
+/// Stands in for binary output.
+pub fn binary(bytes: usize, format: Option<&str>) -> String {
+    let what = format.map(|f| format!(" ({f})")).unwrap_or_default();
+    format!("binary output omitted, {bytes} bytes{what}")
+}
+
+/// Structured content thinned to its share of the token budget.
+pub fn structured_thinned(tokens: u32, max_tokens: u32) -> String {
+    format!(
+        "{PREFIX} structuredContent thinned to {tokens} tokens (half the {max_tokens}-token budget); omissions are marked inside it.]"
+    )
+}
+
+/// Structured content left out: over its share even when thinned.
+pub fn structured_omitted(max_tokens: u32) -> String {
+    format!(
+        "{PREFIX} structuredContent omitted: over half the {max_tokens}-token budget even when thinned; its text form is above.]"
+    )
+}
+
+/// HTML markup read only up to its byte budget.
+pub fn html_markup(read: usize, len: usize, more: bool, markup_bytes: u64) -> String {
+    format!(
+        "{PREFIX} HTML markup read up to byte {read} of {len}{} (markup budget {markup_bytes} bytes); the text above comes from that part only.]",
+        if more { " or more" } else { "" }
+    )
+}
+
+/// Heads a recalled slice: positions are those of the whole output.
+pub fn recalled_part(byte: u64, line: u64) -> String {
+    format!("{PREFIX} recalled part starting at byte {byte}, line {line}; positions below are those of the whole output]")
+}
+
+/// The line that introduces an embedded MCP resource's text.
+pub fn resource(uri: &str) -> String {
+    format!("[resource {uri}]")
+}
+
+/// An MCP image or audio block over the byte cap.
+pub fn media_over_cap(i: usize, ty: &str, mime: &str, bytes: usize, cap: u64) -> String {
+    format!("{PREFIX} content block {i} ({ty}, {mime}, {bytes} bytes of base64) omitted: over the byte cap of {cap} bytes.]")
+}
+
+/// An MCP image or audio block over the media share of the token budget.
+pub fn media_over_tokens(i: usize, ty: &str, mime: &str, tokens: u32, max_tokens: u32) -> String {
+    format!(
+        "{PREFIX} content block {i} ({ty}, {mime}) omitted: about {tokens} tokens, and media may take at most half the {max_tokens}-token budget.]"
+    )
+}
+
+/// An embedded binary MCP resource.
+pub fn binary_resource(i: usize, mime: &str, bytes: usize) -> String {
+    format!("{PREFIX} content block {i} (embedded binary resource, {mime}, {bytes} bytes of base64) omitted.]")
+}
+
+/// An MCP block of a type the pipeline does not know.
+pub fn unknown_block(i: usize, what: &str) -> String {
+    format!("{PREFIX} content block {i} of unknown type `{what}` omitted.]")
+}

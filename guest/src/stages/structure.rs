@@ -1,0 +1,270 @@
+//! Structure first: the strategy for a text over its budget.
+//!
+//! JSON is thinned and stays valid JSON ([`crate::strategies::json`]); JSON
+//! lines and CSV keep whole records ([`crate::strategies::records`]); when
+//! neither applies (plain text, a document that does not parse, no level
+//! that fits) the text is cut to head and tail: the character budget, then
+//! the token budget, on whole lines where possible, with the error lines of
+//! the omitted middle rescued for logs. Every attempt is rendered and
+//! counted exactly (see [`crate::stages::wrap::Renderer`]).
+
+use serde_json::Value;
+
+use crate::api::{Budget, ContentClass, Options, Span, Stage, Strategy, StructureCuts};
+use crate::markup::marker::{self, Recall, Totals};
+use crate::markup::notice;
+use crate::record::{no_cuts, Counts, RecordBuilder};
+use crate::stages::char_budget::{self, Cut};
+use crate::stages::token_budget;
+use crate::stages::wrap::{Rendered, Renderer};
+use crate::strategies::json;
+use crate::strategies::records::{self, Records};
+use crate::support::located::Located;
+use crate::support::text;
+use crate::support::tokenizer::Tokenizer;
+
+/// What the chosen strategy produced.
+pub(crate) struct Outcome {
+    /// The model-visible text.
+    pub text: String,
+    /// Its tokens, when counted.
+    pub tokens: Option<u64>,
+    /// The strategy.
+    pub strategy: Strategy,
+    /// Whether anything was cut by a budget.
+    pub cut: bool,
+    /// What a structure-aware strategy left out.
+    pub structure: Option<StructureCuts>,
+    /// Spans of the original kept and omitted (before the byte cap's).
+    pub kept: Vec<Span>,
+    /// See `kept`.
+    pub omitted: Vec<Span>,
+    /// Replacements made by the final pass.
+    pub final_counts: Counts,
+}
+
+/// The text to fit and how it is rendered.
+pub(crate) struct Fit<'a> {
+    /// Options of the call.
+    pub opts: &'a Options,
+    /// The budget applied.
+    pub budget: &'a Budget,
+    /// Tokens left for the text (media and structured content take theirs).
+    pub token_budget: u32,
+    /// The class triage decided.
+    pub class: ContentClass,
+    /// The redacted text.
+    pub p: &'a Located,
+    /// Sizes of the whole output.
+    pub totals: &'a Totals,
+    /// Bytes read, and the whole output's size.
+    pub read: usize,
+    /// See `read`.
+    pub original_bytes: u64,
+    /// The byte cap cut the input.
+    pub cap_hit: bool,
+    /// Records of JSON lines and CSV.
+    pub records: Option<&'a Records>,
+    /// Renders a cut.
+    pub renderer: &'a Renderer<'a>,
+    /// The tokenizer.
+    pub tok: Tokenizer,
+}
+
+/// Fits the text with the strategy its class calls for.
+pub(crate) fn fit(f: &Fit, record: &mut RecordBuilder) -> Outcome {
+    let len = f.p.text.len();
+    let whole_fits = || {
+        text::char_count(&f.p.text) <= f.budget.max_chars as usize
+            && f.tok.count_within(&f.renderer.render(Cut::none(len)).text, f.token_budget as usize).is_some()
+    };
+    let structured = !f.renderer.compose.is_empty
+        && matches!(f.class, ContentClass::Json | ContentClass::JsonLines | ContentClass::Csv);
+    if structured && (f.cap_hit || !whole_fits()) {
+        if f.class == ContentClass::Json {
+            if let Some(out) = json_structure(f, record) {
+                return out;
+            }
+        } else if f.cap_hit {
+            // The last record may be cut: head and tail below.
+        } else if let Some(r) = f.records {
+            if let Some(out) = whole_records(f, r, record) {
+                return out;
+            }
+        }
+    }
+    head_tail(f, record)
+}
+
+/// JSON over budget, thinned so that it stays valid JSON. `None` when it
+/// does not parse (after redaction) or no level fits.
+fn json_structure(f: &Fit, record: &mut RecordBuilder) -> Option<Outcome> {
+    let (p, totals) = (f.p, f.totals);
+    let rest = totals.recall.short(f.original_bytes + p.base.byte);
+    let v: Value = if f.cap_hit {
+        let from = p.base.byte + f.read as u64;
+        let note = marker::json_cap_note(f.budget.max_bytes, &marker::json_unread(from, totals.total_bytes, &totals.recall));
+        serde_json::from_str(&json::close_prefix(&p.text, &note)?).ok()?
+    } else {
+        serde_json::from_str(&p.text).ok()?
+    };
+    let max_chars = f.budget.max_chars as usize;
+    let r = f.renderer;
+    let found = json::fit(&v, &rest, |t| {
+        let doc = json::render(t);
+        if text::char_count(&doc) > max_chars {
+            return None;
+        }
+        // The final redaction must leave the document valid.
+        let mut counts = Counts::new();
+        let doc = r.pass.redact_text(&doc, &mut counts);
+        serde_json::from_str::<Value>(&doc).ok()?;
+        let framed = crate::markup::frame::frame(f.opts, r.error_line, &doc);
+        let tokens = f.tok.count_within(&framed, f.token_budget as usize)?;
+        Some((framed, counts, tokens))
+    });
+    let ((out, counts, tokens), cuts) = found?;
+    record.stage(Stage::JsonStructure, p.text.len(), out.len());
+    Some(Outcome {
+        text: out,
+        tokens: tokens.map(|t| t as u64),
+        strategy: Strategy::JsonStructure,
+        cut: true,
+        structure: Some(cuts),
+        kept: Vec::new(),
+        omitted: Vec::new(),
+        final_counts: counts,
+    })
+}
+
+/// JSON lines and CSV over budget: as many whole records as fit, three
+/// quarters from the start, the header always kept. `None` when not even
+/// the header fits.
+fn whole_records(f: &Fit, r: &Records, record: &mut RecordBuilder) -> Option<Outcome> {
+    let p = f.p;
+    let max_chars = f.budget.max_chars as usize;
+    let try_keep = |k: usize| -> Option<(Rendered, Option<usize>)> {
+        let (h, t) = records::shares(k);
+        let (head_end, tail_start) = r.cut(h, t);
+        let cut = Cut { head_end, tail_start };
+        let kept = head_end + (p.text.len() - tail_start);
+        // Characters of content within the char budget.
+        if kept > max_chars
+            && text::char_count(&p.text[..head_end]) + text::char_count(&p.text[tail_start..]) > max_chars
+        {
+            return None;
+        }
+        let rendered = f.renderer.render(cut);
+        let tokens = f.tok.count_within(&rendered.text, f.token_budget as usize)?;
+        Some((rendered, tokens))
+    };
+    // Bisection on the number of records kept.
+    let (mut lo, mut hi) = (0usize, r.count());
+    let mut best = Some((0, try_keep(0)?));
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        match try_keep(mid) {
+            Some(found) => {
+                best = Some((mid, found));
+                lo = mid;
+            }
+            None => hi = mid - 1,
+        }
+    }
+    let (k, (rendered, tokens)) = best?;
+    let Rendered { text: out, cut, final_counts, .. } = rendered;
+    record.stage(Stage::Records, p.text.len(), cut.head_end + (p.text.len() - cut.tail_start));
+    record.stage(Stage::Wrap, p.text.len(), out.len());
+    let (kept, omitted) = p.cut_spans(cut);
+    Some(Outcome {
+        text: out,
+        tokens: tokens.map(|t| t as u64),
+        strategy: Strategy::Records,
+        cut: true,
+        structure: Some(StructureCuts {
+            items: (r.count() - k) as u64,
+            total_records: Some(r.count() as u64),
+            ..no_cuts()
+        }),
+        kept,
+        omitted,
+        final_counts,
+    })
+}
+
+/// Head and tail: the character budget, then the token budget.
+fn head_tail(f: &Fit, record: &mut RecordBuilder) -> Outcome {
+    let (p, budget) = (f.p, f.budget);
+    let (char_cut, char_lines) = char_budget::cut(&p.text, budget.max_chars, budget.head_chars, budget.tail_chars);
+    let kept_after_chars = char_cut.head_end + (p.text.len() - char_cut.tail_start);
+    record.stage(Stage::CharBudget, p.text.len(), kept_after_chars);
+    let head_share = if budget.head_chars + budget.tail_chars == 0 {
+        0.75
+    } else {
+        f64::from(budget.head_chars) / f64::from(budget.head_chars + budget.tail_chars)
+    };
+    let fitted = token_budget::fit(&p.text, char_cut, char_lines, f.token_budget, head_share, f.tok, f.renderer);
+    let Rendered { text: out, cut, final_counts, error_lines } = fitted.rendered;
+    record.stage(Stage::TokenBudget, kept_after_chars, cut.head_end + (p.text.len() - cut.tail_start));
+    record.stage(Stage::Wrap, p.text.len(), out.len());
+    let strategy = if !cut.is_cut() {
+        Strategy::None
+    } else if error_lines > 0 {
+        Strategy::HeadTailErrors
+    } else if fitted.whole_lines {
+        Strategy::HeadTailLines
+    } else {
+        Strategy::HeadTailChars
+    };
+    let (kept, omitted) = if cut.is_cut() {
+        p.cut_spans(cut)
+    } else if !p.text.is_empty() {
+        (vec![p.span(0, p.text.len())], Vec::new())
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    Outcome {
+        text: out,
+        tokens: fitted.tokens,
+        strategy,
+        cut: cut.is_cut(),
+        structure: (error_lines > 0).then(|| StructureCuts { error_lines, ..no_cuts() }),
+        kept,
+        omitted,
+        final_counts,
+    }
+}
+
+/// MCP structured content: it shares the token budget with the text, at
+/// most half of it, thinned like any JSON document when larger. Returns
+/// what is passed on, and its tokens; a notice says what was done.
+pub(crate) fn structured_content(
+    s: Value,
+    budget: &Budget,
+    recall: &Recall,
+    input_len: usize,
+    tok: Tokenizer,
+    record: &mut RecordBuilder,
+    notes: &mut Vec<String>,
+) -> (Option<Value>, u32) {
+    let half = budget.max_tokens as usize / 2;
+    let count = |v: &Value| {
+        let json = serde_json::to_string(v).unwrap_or_default();
+        tok.count_within(&json, half).map(|n| n.unwrap_or_else(|| tok.upper_bound(&json)) as u32)
+    };
+    if let Some(tokens) = count(&s) {
+        return (Some(s), tokens);
+    }
+    let rest = recall.short(input_len as u64);
+    match json::fit(&s, &rest, |t| count(t).map(|n| (t.clone(), n))) {
+        Some(((thinned, tokens), cuts)) => {
+            record.structured_cuts(cuts);
+            notes.push(notice::structured_thinned(tokens, budget.max_tokens));
+            (Some(thinned), tokens)
+        }
+        None => {
+            notes.push(notice::structured_omitted(budget.max_tokens));
+            (None, 0)
+        }
+    }
+}

@@ -1,5 +1,5 @@
 //! One workload in a loop, for `perf`: the profile evidence behind
-//! BENCHMARKS.md. Wasm frames get names when the host runs with
+//! docs/benchmarks.md. Wasm frames get names when the host runs with
 //! `RESULT_SANITIZER_PERFMAP=1` (wasmtime writes a perf map):
 //!
 //! ```sh

@@ -27,7 +27,9 @@ fn main() {
     }
     if all {
         // The pipeline artifact's hash names its copy in the user's cache
-        // directory (see `engine::load_embedded_pipeline`).
+        // directory (see `engine/cache.rs`). Its own sha256-to-hex, not
+        // `crate::digest::sha256_hex`: a build script is a separate
+        // compilation unit and cannot use the crate it builds.
         use sha2::Digest;
         let bytes = std::fs::read(dir.join("pipeline-warm.cwasm")).unwrap();
         let sha: String = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();

@@ -8,7 +8,7 @@
 //! under fuel, memory and wall-clock limits ([`limits`]), forwards the
 //! pipeline's `rule-pack` imports to the pack instance in the same store,
 //! and validates everything the pipeline returns before passing it on
-//! ([`engine::validate`]). It holds no pipeline logic: only I/O
+//! ([`engine::validate()`]). It holds no pipeline logic: only I/O
 //! ([`io`]), limits, verification and rendering glue.
 //!
 //! ```no_run
@@ -27,6 +27,7 @@
 
 pub mod abi;
 pub mod componentize;
+pub mod digest;
 pub mod embedded;
 pub mod engine;
 pub mod error;

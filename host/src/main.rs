@@ -6,7 +6,7 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -285,8 +285,6 @@ impl SanitizeOpts {
     }
 }
 
-/// Largest MCP JSON document read (the byte cap then applies to its text).
-
 fn open_input(file: &Option<PathBuf>) -> io::Result<(Box<dyn Read>, Option<u64>)> {
     match file {
         None => Ok((Box::new(io::stdin().lock()), None)),
@@ -299,13 +297,13 @@ fn open_input(file: &Option<PathBuf>) -> io::Result<(Box<dyn Read>, Option<u64>)
     }
 }
 
-fn read_key(path: &PathBuf) -> Result<PublicKey, Error> {
-    let p = if path.exists() { path.clone() } else { PathBuf::from(format!("{}.pub", path.display())) };
+fn read_key(path: &Path) -> Result<PublicKey, Error> {
+    let p = if path.exists() { path.to_path_buf() } else { PathBuf::from(format!("{}.pub", path.display())) };
     Ok(PublicKey::read(&p)?)
 }
 
 fn policy(po: &PackOpts) -> Result<TrustPolicy, Error> {
-    let keys = po.trusted_keys.iter().map(read_key).collect::<Result<Vec<_>, _>>()?;
+    let keys = po.trusted_keys.iter().map(|p| read_key(p)).collect::<Result<Vec<_>, _>>()?;
     Ok(TrustPolicy { keys, allow_unsigned: po.allow_unsigned })
 }
 
@@ -458,7 +456,7 @@ fn pack_cmd(cmd: &PackCmd) -> Result<(), Error> {
             Ok(())
         }
         PackCmd::Verify { pack, trusted_keys, tenant } => {
-            let keys = trusted_keys.iter().map(read_key).collect::<Result<Vec<_>, _>>()?;
+            let keys = trusted_keys.iter().map(|p| read_key(p)).collect::<Result<Vec<_>, _>>()?;
             let v = signing::verify(
                 &read_file(pack)?,
                 &TrustPolicy { keys, allow_unsigned: false },
@@ -487,8 +485,7 @@ fn pack_cmd(cmd: &PackCmd) -> Result<(), Error> {
             let m = result_sanitizer::manifest::Manifest::read(&bytes)
                 .map_err(|e| Error::InvalidPack(format!("{e:#}")))?
                 .ok_or_else(|| Error::InvalidPack("no manifest section".into()))?;
-            use sha2::Digest;
-            let sha: String = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+            let sha = result_sanitizer::digest::sha256_hex(&bytes);
             let mut v = serde_json::to_value(&m).expect("manifest serializes");
             v["sha256"] = sha.into();
             let sig = signing::read_signature(&bytes)?;
@@ -501,11 +498,11 @@ fn pack_cmd(cmd: &PackCmd) -> Result<(), Error> {
     }
 }
 
-fn read_file(p: &PathBuf) -> Result<Vec<u8>, Error> {
+fn read_file(p: &Path) -> Result<Vec<u8>, Error> {
     std::fs::read(p).map_err(|e| Error::Io(io::Error::new(e.kind(), format!("{}: {e}", p.display()))))
 }
 
-fn keygen(prefix: &PathBuf) -> Result<(), Error> {
+fn keygen(prefix: &Path) -> Result<(), Error> {
     let sk = SecretKey::generate();
     let key = PathBuf::from(format!("{}.key", prefix.display()));
     let public = PathBuf::from(format!("{}.pub", prefix.display()));
@@ -519,7 +516,7 @@ fn keygen(prefix: &PathBuf) -> Result<(), Error> {
     Ok(())
 }
 
-fn parse_rules(path: &PathBuf) -> Result<RulesFile, Error> {
+fn parse_rules(path: &Path) -> Result<RulesFile, Error> {
     let text = String::from_utf8(read_file(path)?)
         .map_err(|_| Error::InvalidPack(format!("{}: not UTF-8", path.display())))?;
     RulesFile::parse(&path.display().to_string(), &text).map_err(|e| Error::InvalidPack(e.to_string()))

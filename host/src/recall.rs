@@ -209,6 +209,5 @@ impl OutputStore {
 }
 
 fn file_name(call_id: &str) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(call_id.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    crate::digest::sha256_hex(call_id.as_bytes())
 }

@@ -26,8 +26,8 @@ use std::time::SystemTime;
 
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
+use crate::digest::{hex, sha256_hex};
 use crate::manifest::Manifest;
 use crate::wit::WIT_VERSION;
 
@@ -126,10 +126,6 @@ impl fmt::Debug for PublicKey {
 const PUB_TAG: &str = "result-sanitizer-ed25519-public";
 const KEY_TAG: &str = "result-sanitizer-ed25519-secret";
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 fn unhex<const N: usize>(s: &str) -> Option<[u8; N]> {
     let s = s.trim();
     if s.len() != 2 * N {
@@ -155,7 +151,9 @@ fn parse_tagged<const N: usize>(text: &str, tag: &str) -> Option<[u8; N]> {
 impl PublicKey {
     /// Key id: first 16 hex digits of sha256 of the key bytes.
     pub fn key_id(&self) -> String {
-        hex(&Sha256::digest(self.key.as_bytes())[..8])
+        let mut id = sha256_hex(self.key.as_bytes());
+        id.truncate(16);
+        id
     }
 
     /// Parses a `.pub` file's text.
@@ -316,7 +314,7 @@ pub fn sign(wasm: &[u8], key: &SecretKey, expires: Option<&str>) -> Result<Vec<u
         wit_version: m.wit_version,
         expires: expires.map(str::to_string),
         key_id: key.public().key_id(),
-        sha256: hex(&Sha256::digest(unsigned)),
+        sha256: sha256_hex(unsigned),
     };
     let signature = hex(&key.key.sign(&message(&manifest)).to_bytes());
     let section = SignatureSection { v: 1, manifest, signature };
@@ -383,7 +381,7 @@ pub fn verify(wasm: &[u8], policy: &TrustPolicy, tenant: Option<&str>, now: Syst
     key.key
         .verify(&message(m), &Signature::from_bytes(&sig_bytes))
         .map_err(|_| Refusal::Tampered("signature does not verify".into()))?;
-    if hex(&Sha256::digest(signed_range)) != m.sha256 {
+    if sha256_hex(signed_range) != m.sha256 {
         return Err(Refusal::Tampered("wasm bytes changed after signing".into()));
     }
     if (manifest.name.as_str(), manifest.version.as_str(), manifest.tenant.as_str(), manifest.wit_version.as_str())

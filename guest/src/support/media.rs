@@ -1,7 +1,7 @@
 //! Token estimates for images and audio in MCP results.
 //!
 //! A model is billed for media in tokens, so they share the token budget
-//! with the text. The estimates, documented in the README ("Media
+//! with the text. The estimates, documented in docs/pipeline.md ("Media
 //! tokens"):
 //!
 //! * image: `ceil(width × height / 750)`, at most 1 600 — Anthropic's

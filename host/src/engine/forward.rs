@@ -1,0 +1,109 @@
+//! The pipeline's `rule-pack` imports, forwarded to the pack instance.
+//!
+//! The pipeline imports `rule-pack`; the host satisfies that import with
+//! host functions that call the pack instance living in the same store.
+//! Going through the host, rather than linking the two components
+//! directly, is what lets each pack call run under the pack's own fuel
+//! (and, through `Host::in_pack`, its own memory cap), lets the host record
+//! which guest was running when something failed, and lets it bound what a
+//! pack returns before the pipeline ever sees it: a rule set over
+//! [`Limits::rule_set_bytes`](crate::Limits::rule_set_bytes), or more than
+//! [`MAX_FINDINGS`] findings, unwinds the call as [`Error::TooLarge`](crate::Error::TooLarge).
+
+use wasmtime::component::Linker;
+use wasmtime::error::Context as _;
+use wasmtime::StoreContextMut;
+
+use super::store::Host;
+use crate::bindings::pack::exports::result_sanitizer::core::rule_pack as pk;
+use crate::bindings::pack::Pack;
+use crate::error::Guest;
+use crate::wit::RULE_PACK_INTERFACE;
+
+/// Most findings one `detect` call may return.
+const MAX_FINDINGS: usize = 1_000_000;
+
+/// Host functions that forward the pipeline's `rule-pack` imports to the
+/// pack instance in the same store, under the pack's fuel budget.
+pub(super) fn define_pack_forwarders(linker: &mut Linker<Host>) -> wasmtime::Result<()> {
+    let mut inst = linker.instance(RULE_PACK_INTERFACE)?;
+    inst.func_wrap("info", |mut s: StoreContextMut<'_, Host>, (): ()| {
+        let r = in_pack(&mut s, |s, p| p.result_sanitizer_core_rule_pack().call_info(s))?;
+        Ok((r,))
+    })?;
+    inst.func_wrap("rules", |mut s: StoreContextMut<'_, Host>, (): ()| {
+        let r = in_pack(&mut s, |s, p| p.result_sanitizer_core_rule_pack().call_rules(s))?;
+        let limit = s.data().limits.rule_set_bytes;
+        let size = rule_set_bytes(&r);
+        if size > limit {
+            return Err(too_large(&mut s, "a rule set", size, limit));
+        }
+        Ok((r,))
+    })?;
+    inst.func_wrap("has-detect", |mut s: StoreContextMut<'_, Host>, (): ()| {
+        let r = in_pack(&mut s, |s, p| p.result_sanitizer_core_rule_pack().call_has_detect(s))?;
+        Ok((r,))
+    })?;
+    inst.func_wrap("detect", |mut s: StoreContextMut<'_, Host>, (text,): (String,)| {
+        let r: Vec<pk::Finding> = in_pack(&mut s, |s, p| p.result_sanitizer_core_rule_pack().call_detect(s, &text))?;
+        // Bound what a pack can make the pipeline process.
+        if r.len() > MAX_FINDINGS {
+            return Err(too_large(&mut s, "findings", r.len(), MAX_FINDINGS));
+        }
+        Ok((r,))
+    })?;
+    Ok(())
+}
+
+/// Size of a rule set as [`Limits::rule_set_bytes`](crate::Limits::rule_set_bytes) counts it.
+pub fn rule_set_bytes(r: &pk::RuleSet) -> usize {
+    let strs = |v: &[String]| v.iter().map(|x| x.len() + 16).sum::<usize>();
+    let rules: usize = r
+        .rules
+        .iter()
+        .map(|x| {
+            64 + x.id.len()
+                + x.description.len()
+                + x.regex.len()
+                + strs(&x.keywords)
+                + strs(&x.allow_regexes)
+                + strs(&x.stopwords)
+        })
+        .sum();
+    let budgets: usize = r.budgets.iter().map(|b| 64 + b.tool.len()).sum();
+    rules + budgets + strs(&r.allow_regexes) + strs(&r.stopwords) + strs(&r.path_roots) + strs(&r.lenient_tools)
+}
+
+/// Records that the pack broke a size limit and returns the trap that
+/// unwinds the pipeline; `classify` turns it into
+/// [`Error::TooLarge`](crate::Error::TooLarge).
+fn too_large(s: &mut StoreContextMut<'_, Host>, what: &'static str, size: usize, limit: usize) -> wasmtime::Error {
+    let name = s.data().pack_name.clone();
+    s.data_mut().last_guest = Some(Guest::Pack(name));
+    s.data_mut().too_large = Some((what, size as u64, limit as u64));
+    wasmtime::format_err!("rule pack returned {what} of {size} (limit {limit})")
+}
+
+/// Runs `f` against the pack with the pack's fuel, restoring the
+/// pipeline's remaining fuel afterwards.
+fn in_pack<R>(
+    s: &mut StoreContextMut<'_, Host>,
+    f: impl FnOnce(&mut StoreContextMut<'_, Host>, &Pack) -> wasmtime::Result<R>,
+) -> wasmtime::Result<R> {
+    let pack = s.data().pack.clone().context("no pack linked")?;
+    let outer = s.get_fuel()?;
+    let pack_fuel = s.data().limits.pack_fuel;
+    s.set_fuel(pack_fuel)?;
+    s.data_mut().in_pack = true;
+    let r = f(s, &pack);
+    s.data_mut().in_pack = false;
+    // On failure the pipeline's fuel is not restored: the call is over and
+    // the instance is dropped; what matters is that the pack is blamed.
+    if r.is_err() {
+        let name = s.data().pack_name.clone();
+        s.data_mut().last_guest = Some(Guest::Pack(name));
+        return r;
+    }
+    s.set_fuel(outer)?;
+    r
+}

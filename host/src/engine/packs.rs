@@ -1,0 +1,186 @@
+//! Loading rule packs.
+//!
+//! Everything that can refuse a pack file runs before anything is
+//! compiled, cheapest first: its size ([`Limits::pack_bytes`]), then either
+//! its signature under the trust policy (`signing::verify`: key, expiry,
+//! WIT version, tenant scope) or, on the unverified path for development,
+//! its manifest and WIT version alone. Only then is it compiled (through
+//! `registry`'s on-disk cache when one is given), checked to import nothing,
+//! and pre-linked into a [`LoadedPack`] with an empty pool of live
+//! instances. The embedded default pack, built with this binary, skips the
+//! checks on the file and starts at the manifest.
+
+use std::sync::Mutex;
+
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Engine, Store};
+
+use super::classify::{classify, load_err};
+use super::forward::rule_set_bytes;
+use super::pool::Live;
+use super::store::{ticks, Host};
+use super::Sanitizer;
+use crate::bindings::pack::Pack;
+use crate::digest::sha256_hex;
+use crate::error::{Error, Guest, Result};
+use crate::limits::Limits;
+use crate::manifest::Manifest;
+use crate::signing::{self, TrustPolicy};
+use crate::wit::WIT_VERSION;
+
+/// A compiled, linked component ready to instantiate.
+pub(super) struct Prepared {
+    pub(super) pre: wasmtime::component::InstancePre<Host>,
+}
+
+/// A rule pack loaded into a [`Sanitizer`], with its pool of live instances.
+pub struct LoadedPack {
+    pub(super) pre: Prepared,
+    pub(super) manifest: Manifest,
+    pub(super) sha256: String,
+    pub(super) pool: Mutex<Vec<Live>>,
+}
+
+impl std::fmt::Debug for LoadedPack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedPack").field("name", &self.manifest.name).field("sha256", &self.sha256).finish()
+    }
+}
+
+impl LoadedPack {
+    /// The pack's manifest.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+    /// sha256 of the pack's wasm bytes, hex.
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+}
+
+impl Sanitizer {
+    /// Loads a pack component without any signature check (development and
+    /// the embedded pack). Its manifest and WIT version are still checked
+    /// before anything is compiled.
+    pub fn load_pack_unverified(&self, wasm: &[u8]) -> Result<LoadedPack> {
+        load_unverified(&self.engine, wasm, &self.limits)
+    }
+
+    /// Verifies a pack for `tenant` under `policy` (before compiling
+    /// anything), then compiles it, through the on-disk cache when given.
+    pub fn load_pack(
+        &self,
+        wasm: &[u8],
+        policy: &TrustPolicy,
+        tenant: Option<&str>,
+        cache: Option<&std::path::Path>,
+    ) -> Result<LoadedPack> {
+        check_pack_size(wasm, &self.limits)?;
+        let verified = signing::verify(wasm, policy, tenant, std::time::SystemTime::now())?;
+        let sha = sha256_hex(wasm);
+        let component = crate::registry::compile_cached(&self.engine, wasm, &sha, cache)?;
+        prepare_pack(&self.engine, verified.manifest, sha, component)
+    }
+
+    /// Turns a core module built with wit-bindgen for the `pack` world (the
+    /// Rust pack template) into a pack component with a manifest. The
+    /// manifest comes from the pack itself: it is instantiated once, under
+    /// the pack limits, and asked for its info and rules.
+    pub fn wrap_pack_core(&self, core: &[u8]) -> Result<Vec<u8>> {
+        let component = crate::componentize::componentize(core)
+            .map_err(|e| Error::Load { what: "pack core module".into(), reason: format!("{e:#}") })?;
+        let compiled = Component::new(&self.engine, &component).map_err(load_err("pack component"))?;
+        if let Some((name, _)) = compiled.component_type().imports(&self.engine).next() {
+            return Err(Error::Load {
+                what: "pack core module".into(),
+                reason: format!("packs may import nothing, but it imports `{name}`"),
+            });
+        }
+        let mut store = Store::new(&self.engine, self.new_host("new pack"));
+        store.limiter(|h| h);
+        store.set_fuel(self.limits.pack_fuel).map_err(load_err("store"))?;
+        store.set_epoch_deadline(ticks(self.limits.timeout));
+        store.data_mut().in_pack = true;
+        let who = || Guest::Pack("new pack".into());
+        let inst =
+            Linker::new(&self.engine).instantiate(&mut store, &compiled).map_err(|e| classify(e, &store, who()))?;
+        let pack = Pack::new(&mut store, &inst).map_err(load_err("pack exports"))?;
+        let iface = pack.result_sanitizer_core_rule_pack();
+        let info = iface.call_info(&mut store).map_err(|e| classify(e, &store, who()))?;
+        let rules = iface.call_rules(&mut store).map_err(|e| classify(e, &store, who()))?;
+        let size = rule_set_bytes(&rules);
+        if size > self.limits.rule_set_bytes {
+            return Err(Error::TooLarge {
+                guest: who(),
+                what: "a rule set",
+                size: size as u64,
+                limit: self.limits.rule_set_bytes as u64,
+            });
+        }
+        let has_detect = iface.call_has_detect(&mut store).map_err(|e| classify(e, &store, who()))?;
+        let manifest = Manifest {
+            name: info.name,
+            version: info.version,
+            tenant: info.tenant,
+            wit_version: info.wit_version,
+            rule_ids: rules.rules.into_iter().map(|r| r.id).collect(),
+            has_detect,
+        };
+        Ok(manifest.append_to(component))
+    }
+}
+
+/// Loads a pack without signature checks; manifest and WIT version are
+/// checked before compiling.
+pub(super) fn load_unverified(engine: &Engine, wasm: &[u8], limits: &Limits) -> Result<LoadedPack> {
+    check_pack_size(wasm, limits)?;
+    let manifest = read_manifest(wasm)?;
+    if manifest.wit_version != WIT_VERSION {
+        return Err(Error::Load {
+            what: format!("rule pack `{}`", manifest.name),
+            reason: format!("built for WIT {} but this host speaks {WIT_VERSION}", manifest.wit_version),
+        });
+    }
+    let component = Component::new(engine, wasm).map_err(load_err("rule pack"))?;
+    prepare_pack(engine, manifest, sha256_hex(wasm), component)
+}
+
+/// Refuses a pack file larger than [`Limits::pack_bytes`] before reading it.
+fn check_pack_size(wasm: &[u8], limits: &Limits) -> Result<()> {
+    if wasm.len() > limits.pack_bytes {
+        return Err(Error::TooLarge {
+            // The manifest is a custom section: reading it parses headers only.
+            guest: Guest::Pack(Manifest::read(wasm).ok().flatten().map_or_else(|| "(unnamed)".into(), |m| m.name)),
+            what: "a pack file",
+            size: wasm.len() as u64,
+            limit: limits.pack_bytes as u64,
+        });
+    }
+    Ok(())
+}
+
+pub(super) fn read_manifest(wasm: &[u8]) -> Result<Manifest> {
+    Manifest::read(wasm)
+        .map_err(|e| Error::Load { what: "rule pack".into(), reason: format!("{e:#}") })?
+        .ok_or_else(|| Error::Load { what: "rule pack".into(), reason: "no manifest section".into() })
+}
+
+/// Checks that a compiled pack imports nothing and pre-links it.
+pub(super) fn prepare_pack(
+    engine: &Engine,
+    manifest: Manifest,
+    sha256: String,
+    component: Component,
+) -> Result<LoadedPack> {
+    // A pack imports nothing: an import would be a way out of the sandbox.
+    let ty = component.component_type();
+    if let Some((name, _)) = ty.imports(engine).next() {
+        return Err(Error::Load {
+            what: format!("rule pack `{}`", manifest.name),
+            reason: format!("packs may import nothing, but it imports `{name}`"),
+        });
+    }
+    let pack_linker: Linker<Host> = Linker::new(engine);
+    let pre = pack_linker.instantiate_pre(&component).map_err(load_err("rule pack"))?;
+    Ok(LoadedPack { pre: Prepared { pre }, manifest, sha256, pool: Mutex::new(Vec::new()) })
+}

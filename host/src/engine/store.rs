@@ -1,0 +1,102 @@
+//! Store data and the limits every store runs under.
+//!
+//! Each live instance has one `Store<Host>`. [`Host`] is the store's data:
+//! the limits, the pack the pipeline's imports forward to, and what the
+//! host saw when a guest stopped (which guest ran, which cap it hit), so
+//! that `classify` can name the guest and the limit.
+//!
+//! Three limits act on a store: the [`ResourceLimiter`](wasmtime::ResourceLimiter)
+//! below caps memory per guest (the pipeline's and the pack's memories
+//! share the store, so `in_pack` says whose growth it is); fuel is set
+//! per call (and swapped for the pack's own budget around a pack call, see
+//! `forward::in_pack`); the epoch deadline is the wall-clock backstop, fed
+//! by one ticker thread per engine.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use wasmtime::Engine;
+
+use super::Sanitizer;
+use crate::bindings::pack::Pack;
+use crate::error::Guest;
+use crate::limits::{Limits, TICK};
+
+/// Store data: limits state and the pack the pipeline's imports forward to.
+pub struct Host {
+    pub(super) limits: Limits,
+    pub(super) pack: Option<Arc<Pack>>,
+    pub(super) pack_name: String,
+    pub(super) in_pack: bool,
+    /// Which guest hit a memory cap, if any.
+    pub(super) memory_hit: Option<Guest>,
+    /// Guest running when the last trap happened.
+    pub(super) last_guest: Option<Guest>,
+    /// A size limit a guest's return value broke: (what, size, limit).
+    pub(super) too_large: Option<(&'static str, u64, u64)>,
+    /// Largest pipeline memory seen by this sanitizer, bytes.
+    pub(super) peak: Arc<AtomicUsize>,
+}
+
+impl wasmtime::ResourceLimiter for Host {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _max: Option<usize>) -> wasmtime::Result<bool> {
+        let (cap, who) = if self.in_pack {
+            (self.limits.pack_memory, Guest::Pack(self.pack_name.clone()))
+        } else {
+            (self.limits.memory, Guest::Pipeline)
+        };
+        if desired > cap {
+            self.memory_hit = Some(who);
+            return Ok(false);
+        }
+        if !self.in_pack {
+            self.peak.fetch_max(desired, Ordering::Relaxed);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _max: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= 100_000)
+    }
+}
+
+impl Sanitizer {
+    /// Fresh store data for a store serving `pack_name`.
+    pub(super) fn new_host(&self, pack_name: &str) -> Host {
+        Host {
+            limits: self.limits,
+            pack: None,
+            pack_name: pack_name.into(),
+            in_pack: false,
+            memory_hit: None,
+            last_guest: None,
+            too_large: None,
+            peak: self.peak.clone(),
+        }
+    }
+}
+
+/// A wall-clock limit in epoch ticks (at least one).
+pub(super) fn ticks(d: std::time::Duration) -> u64 {
+    (d.as_millis() / TICK.as_millis()).max(1) as u64
+}
+
+/// Advances `engine`'s epoch every [`TICK`] until `stop` is set or the
+/// engine is gone (the thread holds only a weak reference, so it never
+/// keeps an engine alive).
+pub(super) fn start_ticker(engine: &Engine, stop: Arc<AtomicBool>) {
+    let weak = engine.weak();
+    std::thread::Builder::new()
+        .name("result-sanitizer-epoch".into())
+        .spawn(move || loop {
+            std::thread::sleep(TICK);
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            match weak.upgrade() {
+                Some(e) => e.increment_epoch(),
+                None => return,
+            }
+        })
+        .expect("spawn epoch ticker");
+}

@@ -1,0 +1,218 @@
+//! Validation of everything the pipeline returns, before it is passed on.
+//!
+//! The pipeline is a guest like any other: the host does not take its word
+//! for anything it can check. A message must be JSON of the requested shape
+//! and carry the record returned; the record may name only the pack, its
+//! rules and stages from the WIT enum (so no text from the input rides in it); the
+//! budget applied may not exceed the budget asked for, and the model-visible
+//! text must fit it. A round's shares must fit the round, a `redact` step
+//! must consume a sane number of bytes.
+//!
+//! Fitting the token budget is proved cheaply when possible (the byte
+//! length, or the pipeline crate's upper bound compiled into the host) and
+//! otherwise recounted natively; the pipeline crate's internals this needs
+//! are gathered at the end of this file.
+
+use super::classify::guest_error;
+use super::packs::LoadedPack;
+use crate::bindings::pipeline::exports::result_sanitizer::core::result_sanitizer as api;
+use crate::error::{Error, Result};
+
+/// Checks a pipeline result before the host passes it on: the message is
+/// JSON of the requested shape, the record inside it is the record
+/// returned, the model-visible text is within the budget the host asked
+/// for (recounted by the host when the byte length does not prove it), and
+/// the record names only the pack, its rules and stages of the WIT enum.
+pub fn validate(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPack) -> Result<()> {
+    validate_with(opts, out, pack, true)
+}
+
+/// [`validate`]; `recount` makes the host count the output's tokens itself
+/// when the byte length does not prove the budget. A `Sanitizer` recounts
+/// for a pipeline loaded from bytes; the embedded pipeline was built with
+/// the host binary and is trusted as much as it (the recount would cost
+/// the CLI the ~100 ms of building tokenizer tables natively).
+pub fn validate_with(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPack, recount: bool) -> Result<()> {
+    let bad = |m: &str| Err(Error::InvalidOutput(m.into()));
+    let v: serde_json::Value = match serde_json::from_str(&out.message) {
+        Ok(v) => v,
+        Err(_) => return bad("message is not JSON"),
+    };
+    let (texts, record) = match opts.format {
+        api::OutputFormat::Mcp => {
+            let Some(content) = v.get("content").and_then(|c| c.as_array()) else { return bad("no content array") };
+            if v.get("isError").and_then(|b| b.as_bool()) != Some(out.is_error) {
+                return bad("isError disagrees with the result");
+            }
+            let texts: Vec<&str> = content.iter().filter_map(|b| b.get("text").and_then(|t| t.as_str())).collect();
+            (texts, v.pointer("/_meta/result-sanitizer~1record"))
+        }
+        api::OutputFormat::Openai => {
+            let Some(t) = v.pointer("/message/content").and_then(|t| t.as_str()) else {
+                return bad("no message.content string");
+            };
+            (vec![t], v.get("record"))
+        }
+        api::OutputFormat::Anthropic => {
+            let Some(content) = v.pointer("/message/content").and_then(|c| c.as_array()) else {
+                return bad("no message.content array");
+            };
+            let texts: Vec<&str> = content.iter().filter_map(|b| b.get("text").and_then(|t| t.as_str())).collect();
+            (texts, v.get("record"))
+        }
+    };
+    let Some(record) = record else { return bad("no record in the message") };
+    let mut typed = serde_json::to_value(&out.record).map_err(|e| Error::InvalidOutput(e.to_string()))?;
+    snake_case_enums(&mut typed);
+    if *record != typed {
+        return bad("the record in the message differs from the record returned");
+    }
+    // The record carries no free text: its names must be the pack's own
+    // and stages are a WIT enum, so nothing from the input rides in it.
+    if out.record.pack_name != pack.manifest.name || out.record.pack_version != pack.manifest.version {
+        return bad("the record names another pack");
+    }
+    let b = &out.record.budget;
+    if opts.max_tokens.is_some_and(|t| b.max_tokens > t)
+        || opts.max_chars.is_some_and(|c| b.max_chars > c)
+        || opts.max_bytes.is_some_and(|m| b.max_bytes > m)
+    {
+        return bad("the budget applied is larger than the budget asked for");
+    }
+    let visible: usize = texts.iter().map(|t| t.len()).sum();
+    // What the bytes alone prove, without tokenizing: the byte length or
+    // the pipeline crate's upper bound (the same function the guest uses).
+    let bound = || -> usize { texts.iter().map(|t| token_bound(out.record.encoding, t)).sum() };
+    let proved = visible <= b.max_tokens as usize || bound() <= b.max_tokens as usize;
+    match out.record.output_tokens {
+        Some(n) if n > u64::from(b.max_tokens) => return bad("output tokens exceed the budget"),
+        // Not counted: only valid when the bytes prove it fits.
+        None if !proved => return bad("output was not counted and may exceed the budget"),
+        _ => {}
+    }
+    // Every token is at most a few dozen bytes; anything beyond is a lie.
+    if visible > (b.max_tokens as usize).saturating_mul(64) {
+        return bad("output is far larger than its token budget allows");
+    }
+    // An output the bytes prove fits; any other is recounted here rather
+    // than taken on the pipeline's word.
+    if recount && !proved {
+        let n: usize = texts.iter().map(|t| count_tokens(out.record.encoding, t)).sum();
+        if n > b.max_tokens as usize {
+            return bad("output tokens exceed the budget (host recount)");
+        }
+    }
+    let known: std::collections::BTreeSet<&str> = pack.manifest.rule_ids.iter().map(String::as_str).collect();
+    for r in &out.record.redactions {
+        let ok_chars = r.rule_id.len() <= 64
+            && r.rule_id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        let known_id =
+            known.contains(r.rule_id.as_str()) || r.rule_id == "tenant-path-root" || pack.manifest.has_detect;
+        if !ok_chars || !known_id {
+            return bad("the record names a rule the pack does not have");
+        }
+    }
+    Ok(())
+}
+
+/// A round returned one result per input.
+pub(super) fn round_len(results: usize, inputs: usize) -> Result<()> {
+    if results != inputs {
+        return Err(Error::InvalidOutput("a round returned a different number of results".into()));
+    }
+    Ok(())
+}
+
+/// One result of a round: valid against its own options, and within the
+/// share the round gave it. Returns the tokens of that share, for
+/// [`round_total`].
+pub(super) fn round_result(
+    r: std::result::Result<api::Sanitized, api::SanitizeError>,
+    opts: &api::Options,
+    pack: &LoadedPack,
+    recount: bool,
+) -> Result<(api::Sanitized, u64)> {
+    let s = r.map_err(guest_error)?;
+    validate_with(opts, &s, pack, recount)?;
+    let Some(share) = &s.record.round else {
+        return Err(Error::InvalidOutput("a round result without its share".into()));
+    };
+    if s.record.output_tokens.is_some_and(|t| t > u64::from(share.tokens)) {
+        return Err(Error::InvalidOutput("a round result over its share".into()));
+    }
+    let tokens = u64::from(share.tokens);
+    Ok((s, tokens))
+}
+
+/// The shares granted to a round's valid results fit the round.
+pub(super) fn round_total(granted: u64, round: &api::RoundOptions) -> Result<()> {
+    if granted > u64::from(round.round_tokens) {
+        return Err(Error::InvalidOutput("the shares exceed the round budget".into()));
+    }
+    Ok(())
+}
+
+/// A `redact` step consumed no more than it was given, and all of it on
+/// the last step.
+pub(super) fn redact_response(req: &api::RedactRequest, resp: &api::RedactResponse) -> Result<()> {
+    let (len, last) = (req.data.len(), req.last);
+    if resp.consumed as usize > len || (last && resp.consumed as usize != len) {
+        return Err(Error::InvalidOutput("redact consumed a bad number of bytes".into()));
+    }
+    Ok(())
+}
+
+// The host's only uses of the pipeline crate's internals (`tokenizer`,
+// `token_bound`, `api::Encoding`), kept together so that moving them to
+// the crate's public API touches these lines alone. They are compiled into
+// the host, so a pipeline build loaded from bytes cannot change them.
+
+/// Token count by the host's own native copy of the pipeline's tokenizer
+/// (chunked tiktoken, so a long piece stays linear; tables built once per
+/// process, on first need). A pipeline build cannot change this code.
+fn count_tokens(enc: api::Encoding, text: &str) -> usize {
+    result_sanitizer_pipeline::count_tokens(native_encoding(enc), text)
+}
+
+/// The host's own upper bound on a text's tokens (the pipeline crate's
+/// `token_bound`, compiled into the host): no tokenizing, no tables to build.
+fn token_bound(enc: api::Encoding, text: &str) -> usize {
+    result_sanitizer_pipeline::token_upper_bound(native_encoding(enc), text)
+}
+
+fn native_encoding(enc: api::Encoding) -> result_sanitizer_pipeline::api::Encoding {
+    use result_sanitizer_pipeline::api::Encoding as E;
+    match enc {
+        api::Encoding::O200kBase => E::O200kBase,
+        api::Encoding::Cl100kBase => E::Cl100kBase,
+    }
+}
+/// The host's bindings serialize enum cases by their Rust names
+/// (`HeadTailLines`); the record's JSON names them in snake_case, like its
+/// fields (`head_tail_lines`, docs/record.schema.json). Rewrites the enum
+/// values of a serialized record to that convention.
+fn snake_case_enums(v: &mut serde_json::Value) {
+    fn snake(s: &str) -> String {
+        let mut out = String::with_capacity(s.len() + 4);
+        for (i, c) in s.chars().enumerate() {
+            if c.is_ascii_uppercase() && i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        }
+        out
+    }
+    let fix = |v: Option<&mut serde_json::Value>| {
+        if let Some(serde_json::Value::String(s)) = v {
+            *s = snake(s);
+        }
+    };
+    fix(v.get_mut("class"));
+    fix(v.get_mut("strategy"));
+    fix(v.get_mut("encoding"));
+    if let Some(serde_json::Value::Array(stages)) = v.get_mut("stages") {
+        for st in stages {
+            fix(st.get_mut("stage"));
+        }
+    }
+}

@@ -8,21 +8,24 @@
 //!    of the same keywords, built once per instance (about twice as fast,
 //!    ~0.4 MiB larger).
 //! 2. Each rule with a hit runs its regex where its matches can start
-//!    ([`Anchor`], worked out from the regex on the rule's first hit):
-//!    - *at a keyword hit*, when the regex's leading literals (expanded
-//!      over small classes, optional characters and alternatives) each
-//!      begin with one of its keywords: one anchored try per hit, which
-//!      stops as soon as the regex cannot match;
+//!    ([`analysis::Anchor`], worked out on the rule's first hit from the
+//!    regex parsed by `regex-syntax`, see [`analysis`]):
+//!    - *at a keyword hit*, when the regex's prefix literals (from
+//!      `hir::literal::Extractor`) each begin with one of its keywords and
+//!      no assertion but a leading `\b` comes before them: one anchored
+//!      try per hit, which stops as soon as the regex cannot match;
 //!    - *at a line start*, for `(?m)^` regexes: one anchored try per line
 //!      start inside the windows around the hits;
 //!    - otherwise *in windows* `window` bytes after and at most
 //!      [`WINDOW_BEFORE`] bytes before each hit, merged, clipped to the
-//!      hit's line unless the regex can span lines. Running 150 rules over
+//!      hit's line unless the regex can match a line end (read from its
+//!      `Hir`: a class or literal holding `\n`, such as `\s`, `[^"]` or
+//!      `(?s).`). Running 150 rules over
 //!      the whole text is never done; rules without keywords are the
 //!      exception and are refused by the pack builder.
 //! 3. On the `regex` crate (below), an anchored try finds its match with a
 //!    lazy DFA. The secret group comes from two more DFA runs where the
-//!    regex is `P(G)` with G last ([`Split`]), and from the capture engine
+//!    regex is `P(G)` with G last ([`rules::Split`]), and from the capture engine
 //!    (a bounded backtracker, several times slower per byte) only where
 //!    that does not settle it.
 //! 4. A candidate is kept when its secret group clears the rule's entropy
@@ -61,7 +64,8 @@
 //!
 //! - [`pass`]: the one entry point, [`Pass`];
 //! - [`rules`]: compiling a rule set, the engines;
-//! - [`analysis`]: regex analysis (anchors, anchored forms, secret group);
+//! - [`analysis`]: regex analysis on `regex-syntax` (anchors, anchored
+//!   forms, line ends, secret group);
 //! - [`scan`]: the keyword pass, windows, anchored tries;
 //! - [`value`]: what counts as a secret value;
 //! - [`propagate`]: other occurrences of a found value;

@@ -7,7 +7,7 @@ use std::sync::{Mutex, OnceLock};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::bytes::{Regex, RegexBuilder};
 
-use super::analysis::{anchored_form, secret_split, Anchor};
+use super::analysis::{self, Plan};
 use crate::pack_api::RuleSet;
 
 /// Default window after a keyword hit.
@@ -38,16 +38,13 @@ pub(super) struct CompiledRule {
     pub(super) src: String,
     /// Lower-case keywords.
     pub(super) keywords: Vec<String>,
-    /// Where matches can start (see [`Anchor`]) and the source of the
+    /// Where matches can start (see [`super::analysis::Anchor`]) and the source of the
     /// `\A`-anchored form; worked out on the rule's first keyword hit.
-    pub(super) plan: OnceLock<(Anchor, Option<String>)>,
+    pub(super) plan: OnceLock<Plan>,
     /// The regex (or its anchored form), compiled on first use: for the
     /// `regex` crate, and for regex-lite.
     pub(super) compiled: OnceLock<Option<Compiled>>,
     pub(super) lite: OnceLock<Option<regex_lite::Regex>>,
-    /// The regex can match across lines (`\n`, `(?s)`, `(?m)`, `[\s\S]`);
-    /// other rules only look at the line of their keyword hit.
-    pub(super) multiline: bool,
     pub(super) secret_group: usize,
     pub(super) entropy: Option<f32>,
     pub(super) window: usize,
@@ -154,7 +151,7 @@ pub(super) const REGEX_DFA_LIMIT: usize = 1 << 18;
 
 /// A rule's regex as it runs.
 pub(super) struct Compiled {
-    /// The `\A`-anchored form for an anchored [`Anchor`], else the regex.
+    /// The `\A`-anchored form for an anchored [`super::analysis::Anchor`], else the regex.
     pub(super) regex: Regex,
     pub(super) anchored: bool,
     /// How an anchored try finds the secret without capture groups.
@@ -227,14 +224,12 @@ impl Ruleset {
                 }
                 keyword_rules[idx].push(i);
             }
-            let multiline = ["\\n", "(?s", "(?m", "(?is", "(?im", "[\\s\\S]"].iter().any(|m| r.regex.contains(m));
             rules.push(CompiledRule {
                 src: r.regex.clone(),
                 keywords,
                 plan: OnceLock::new(),
                 compiled: OnceLock::new(),
                 lite: OnceLock::new(),
-                multiline,
                 id: r.id.clone(),
                 propagate: r.kind == crate::pack_api::RuleKind::Secret,
                 strict_only: r.strict_only,
@@ -316,8 +311,8 @@ impl Ruleset {
         }
     }
 
-    pub(super) fn plan<'r>(&self, rule: &'r CompiledRule) -> &'r (Anchor, Option<String>) {
-        rule.plan.get_or_init(|| anchored_form(&rule.src, &rule.keywords))
+    pub(super) fn plan<'r>(&self, rule: &'r CompiledRule) -> &'r Plan {
+        rule.plan.get_or_init(|| analysis::plan(&rule.src, &rule.keywords, rule.secret_group))
     }
 
     pub(super) fn regexes<'r>(&self, rule: &'r CompiledRule) -> Option<&'r Compiled> {
@@ -326,12 +321,13 @@ impl Ruleset {
                 let what = format!("rule `{}`", rule.id);
                 // An anchored rule needs only its anchored form (`\A(?:…)`
                 // adds no group); a searched one only the regex.
-                let built = match self.plan(rule).1.as_deref() {
+                let plan = self.plan(rule);
+                let built = match plan.anchored.as_deref() {
                     Some(a) => compile_regex(&what, a).map(|re| {
-                        let split = secret_split(a, rule.secret_group).and_then(|parts| match parts {
+                        let split = plan.split.as_ref().and_then(|parts| match parts {
                             None => Some(Split::Whole),
                             // P holds exactly the groups before the secret's.
-                            Some((p, g)) => match (compile_regex(&what, &p), compile_regex(&what, &g)) {
+                            Some((p, g)) => match (compile_regex(&what, p), compile_regex(&what, g)) {
                                 (Ok(p), Ok(g)) if p.captures_len() == rule.secret_group => Some(Split::Parts(p, g)),
                                 _ => None,
                             },
@@ -357,7 +353,7 @@ impl Ruleset {
     pub(super) fn lite<'r>(&self, rule: &'r CompiledRule) -> Option<&'r regex_lite::Regex> {
         rule.lite
             .get_or_init(|| {
-                let src = self.plan(rule).1.as_deref().unwrap_or(&rule.src);
+                let src = self.plan(rule).anchored.as_deref().unwrap_or(&rule.src);
                 lite_regex(&format!("rule `{}`", rule.id), src).map_err(|e| self.record_error(e)).ok()
             })
             .as_ref()

@@ -76,7 +76,7 @@ impl Ruleset {
                 for &ri in &self.keyword_rules[m.pattern().as_usize()] {
                     let rule = &self.rules[ri];
                     let list = &mut found[ri];
-                    if let Anchor::Keyword(_) = self.plan(rule).0 {
+                    if let Anchor::Keyword(_) = self.plan(rule).anchor {
                         if list.last() != Some(&(m.start(), m.start())) {
                             list.push((m.start(), m.start()));
                         }
@@ -85,7 +85,7 @@ impl Ruleset {
                     let w = rule.window;
                     let mut s = m.start().saturating_sub(w.min(WINDOW_BEFORE));
                     let mut e = m.end().saturating_add(w).min(text.len());
-                    if !rule.multiline {
+                    if !self.plan(rule).multiline {
                         // Single-line rules: only the hit's line, so dense
                         // text does not merge into one text-wide window.
                         let b = text.as_bytes();
@@ -110,7 +110,7 @@ impl Ruleset {
         let mut propagate: Vec<(String, String)> = Vec::new();
         // Keyword-anchored rules first, then the others (the order decides
         // which rule id names a span two rules found).
-        let keyword_anchored = |ri: &usize| matches!(self.plan(&self.rules[*ri]).0, Anchor::Keyword(_));
+        let keyword_anchored = |ri: &usize| matches!(self.plan(&self.rules[*ri]).anchor, Anchor::Keyword(_));
         let hit: Vec<usize> = (0..self.rules.len()).filter(|&ri| !found[ri].is_empty()).collect();
         let order = hit.iter().filter(|ri| keyword_anchored(ri)).chain(hit.iter().filter(|ri| !keyword_anchored(ri)));
         for &ri in order {
@@ -122,7 +122,7 @@ impl Ruleset {
             let before = out.spans.len();
             // Capture slots, made on the first try and reused by the others.
             let mut slots = None;
-            match self.plan(rule).0 {
+            match self.plan(rule).anchor {
                 Anchor::Keyword(_) => {
                     for &(h, _) in list {
                         self.try_at(text, rule, h, &mut slots, &mut out);
@@ -184,7 +184,7 @@ impl Ruleset {
             // A match that runs into the window's end may be cut short by it
             // (a long token, a PEM block): widen the window and match again.
             // (A window that ends at a line end cannot cut a single-line match.)
-            let line_end = b.get(end) == Some(&b'\n') && !rule.multiline;
+            let line_end = b.get(end) == Some(&b'\n') && !self.plan(rule).multiline;
             while !line_end && caps.0.end == end && end < b.len() {
                 let grow = (end - ws).max(rule.window) * 2;
                 end = ceil_boundary(text, (end + grow).min(b.len()));
@@ -219,7 +219,7 @@ impl Ruleset {
     ) -> Option<usize> {
         let b = text.as_bytes();
         let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-        if self.plan(rule).0 == Anchor::Keyword(true) && h > 0 && word(b[h - 1]) == word(b[h]) {
+        if self.plan(rule).anchor == Anchor::Keyword(true) && h > 0 && word(b[h - 1]) == word(b[h]) {
             return None;
         }
         let fast = match out.fast {

@@ -1,0 +1,106 @@
+//! The one redaction entry point. Every call site (the content, the
+//! tool-error line, MCP structured content and links, each rendered
+//! output, the streaming step) redacts through a [`Pass`], so the pack's
+//! `detect` hook, lenient mode and the counts behave the same everywhere.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::Span;
+use crate::api::SanitizeError;
+use crate::markup;
+use crate::pack::CompiledPack;
+use crate::stages::defang;
+use crate::support::edits::{self, Edit, OffsetMap};
+
+/// Replacements by rule id.
+pub(crate) type Counts = BTreeMap<String, u32>;
+
+/// One pack's rules, in strict or lenient mode.
+#[derive(Clone, Copy)]
+pub(crate) struct Pass<'p> {
+    pack: &'p CompiledPack,
+    lenient: bool,
+}
+
+/// A redacted text and the way back to its input.
+pub(crate) struct Redacted {
+    /// The text with each secret replaced by `[REDACTED:<rule-id>]`.
+    pub text: String,
+    /// From positions in `text` back to positions in the input.
+    pub map: OffsetMap,
+    /// Look-alikes of the pipeline's markup made harmless.
+    pub defanged: u32,
+}
+
+impl<'p> Pass<'p> {
+    /// A pass over `pack`'s rules; `lenient` skips its strict-only
+    /// (generic) rules.
+    pub(crate) fn new(pack: &'p CompiledPack, lenient: bool) -> Self {
+        Self { pack, lenient }
+    }
+
+    /// Every span to redact in `text`, merged and sorted: the rules'
+    /// matches and the pack's own findings.
+    pub(crate) fn spans(&self, text: &str) -> Vec<Span> {
+        self.pack.ruleset.scan_mode(text, &self.pack.detect(text), self.lenient)
+    }
+
+    /// `text` with its secrets replaced, and with `defang` the
+    /// look-alikes of the pipeline's markup outside them made harmless
+    /// too; replacements are added to `counts`.
+    pub(crate) fn redact(&self, text: &str, defang: bool, counts: &mut Counts) -> Redacted {
+        let spans = self.spans(text);
+        let mut list = to_edits(&spans, counts);
+        let mut defanged = 0;
+        if defang {
+            let mut defangs = defang::edits(text);
+            defangs.retain(|d| !spans.iter().any(|s| d.start < s.end && s.start < d.end));
+            defanged = defangs.len() as u32;
+            list.extend(defangs);
+            list.sort_by_key(|e: &Edit| e.start);
+        }
+        let (text, map) = edits::apply(text, &list);
+        Redacted { text, map, defanged }
+    }
+
+    /// [`Self::redact`] without defanging, keeping the text only.
+    pub(crate) fn redact_text(&self, text: &str, counts: &mut Counts) -> String {
+        self.redact(text, false, counts).text
+    }
+
+    /// Redacts every string of a JSON value, keys included (MCP
+    /// structured content and resource links).
+    pub(crate) fn redact_json(&self, v: &mut Value, counts: &mut Counts) {
+        match v {
+            Value::String(s) => *s = self.redact_text(s, counts),
+            Value::Array(a) => a.iter_mut().for_each(|x| self.redact_json(x, counts)),
+            Value::Object(o) => {
+                let entries: Vec<(String, Value)> = std::mem::take(o).into_iter().collect();
+                for (k, mut val) in entries {
+                    self.redact_json(&mut val, counts);
+                    o.insert(self.redact_text(&k, counts), val);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A rule of the pack that failed to compile on first use.
+    pub(crate) fn error(&self) -> Option<SanitizeError> {
+        self.pack.ruleset.error().map(SanitizeError::InvalidPack)
+    }
+}
+
+/// Replacement edits for `spans`, with counts by rule id added to
+/// `counts`.
+fn to_edits(spans: &[Span], counts: &mut Counts) -> Vec<Edit> {
+    spans
+        .iter()
+        .map(|s| {
+            *counts.entry(s.rule.clone()).or_default() += 1;
+            Edit { start: s.start, end: s.end, with: markup::redacted(&s.rule) }
+        })
+        .collect()
+}

@@ -1,0 +1,486 @@
+//! Compiling a rule set: the rules, their regexes compiled on first use
+//! for the engine a text runs on, the keyword automaton.
+
+use std::ops::Range;
+use std::sync::{Mutex, OnceLock};
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use regex::bytes::{Regex, RegexBuilder};
+
+use super::analysis::{self, Plan};
+use crate::pack_api::RuleSet;
+
+/// Default window after a keyword hit.
+pub(crate) const DEFAULT_WINDOW: usize = 256;
+/// Texts at least this long are scanned with a DFA of the keywords. The
+/// contiguous NFA used otherwise is ~0.4 MiB smaller per instance (which
+/// counts with a thousand tenants, each calling with small outputs); the
+/// DFA makes the keyword pass about twice as fast, which counts on large
+/// outputs and streams (BENCHMARKS.md). An instance builds it once, on its
+/// first large text.
+pub(crate) const DFA_MIN_TEXT: usize = 1 << 20;
+/// ASCII texts at least this long run on the `regex` crate's engines;
+/// others on regex-lite's. On ASCII text the two give the same matches
+/// (see the module docs), so which one ran never shows in the output. The
+/// `regex` crate is several times faster on text dense with secrets, but an
+/// instance that uses it holds ~0.1 MiB more (BENCHMARKS.md), which a
+/// thousand tenants' instances, each redacting small outputs, cannot
+/// afford.
+pub(crate) const FAST_MIN_TEXT: usize = 64 << 10;
+
+pub(super) struct CompiledRule {
+    pub(super) id: String,
+    /// Path rules' matches are not propagated (a user name can be a word).
+    pub(super) propagate: bool,
+    pub(super) strict_only: bool,
+    /// Source of the regex; compiled on the rule's first keyword hit (most
+    /// rules never hit in a given call, and a pack has hundreds).
+    pub(super) src: String,
+    /// Lower-case keywords.
+    pub(super) keywords: Vec<String>,
+    /// Where matches can start (see [`super::analysis::Anchor`]) and the source of the
+    /// `\A`-anchored form; worked out on the rule's first keyword hit.
+    pub(super) plan: OnceLock<Plan>,
+    /// The regex (or its anchored form), compiled on first use: for the
+    /// `regex` crate, and for regex-lite.
+    pub(super) compiled: OnceLock<Option<Compiled>>,
+    pub(super) lite: OnceLock<Option<regex_lite::Regex>>,
+    pub(super) secret_group: usize,
+    pub(super) entropy: Option<f32>,
+    pub(super) window: usize,
+    /// Allowlist regexes, compiled on the rule's first candidate.
+    pub(super) allow: Lazy,
+    pub(super) stopwords: Vec<String>,
+}
+
+/// Regexes compiled on first use: most rules never produce a candidate
+/// in a given instance, and compiling a pack's allowlists up front cost
+/// about a third of a fresh instance's start (BENCHMARKS.md).
+pub(super) struct Lazy {
+    pub(super) what: String,
+    pub(super) src: Vec<String>,
+    pub(super) compiled: OnceLock<Result<Vec<Regex>, String>>,
+    pub(super) lite: OnceLock<Result<Vec<regex_lite::Regex>, String>>,
+}
+
+impl Lazy {
+    pub(super) fn new(what: String, src: &[String]) -> Self {
+        Self { what, src: src.to_vec(), compiled: OnceLock::new(), lite: OnceLock::new() }
+    }
+
+    /// Whether any regex of the list matches `s`, on the engine of the scan.
+    pub(super) fn matches(&self, s: &str, fast: bool) -> Result<bool, String> {
+        if fast {
+            return self.get().map(|l| l.iter().any(|a| a.is_match(s.as_bytes())));
+        }
+        let lite = self.lite.get_or_init(|| self.src.iter().map(|a| lite_regex(&self.what, a)).collect());
+        lite.as_deref().map(|l| l.iter().any(|a| a.is_match(s))).map_err(Clone::clone)
+    }
+
+    /// The list as one regex where it can be (`(?:a)|(?:b)|…` in byte
+    /// mode: one compiled regex costs less memory per instance than
+    /// several), else one regex each (see [`compile_regex`]).
+    pub(super) fn get(&self) -> Result<&[Regex], String> {
+        self.compiled
+            .get_or_init(|| {
+                if self.src.len() > 1 {
+                    let one: Vec<String> = self.src.iter().map(|a| format!("(?:{a})")).collect();
+                    if let Ok(re) = byte_regex(&one.join("|"), false) {
+                        return Ok(vec![re]);
+                    }
+                }
+                self.src.iter().map(|a| compile_regex(&self.what, a)).collect()
+            })
+            .as_deref()
+            .map_err(Clone::clone)
+    }
+}
+
+/// A pack's rules, compiled.
+pub(crate) struct Ruleset {
+    pub(super) rules: Vec<CompiledRule>,
+    pub(super) keywords: Option<AhoCorasick>,
+    /// The same keywords as a DFA, built on the first text of at least
+    /// [`DFA_MIN_TEXT`] bytes (see there).
+    pub(super) keywords_dfa: OnceLock<Option<AhoCorasick>>,
+    /// The keyword patterns, kept to build the DFA.
+    pub(super) patterns: Vec<String>,
+    /// keyword pattern index → rule indices
+    pub(super) keyword_rules: Vec<Vec<usize>>,
+    /// rules that run everywhere
+    pub(super) unanchored: Vec<usize>,
+    pub(super) global_allow: Lazy,
+    /// Built on the first candidate (see [`Self::stopwords`]).
+    pub(super) global_stop: OnceLock<Option<AhoCorasick>>,
+    pub(super) stopwords: Vec<String>,
+    pub(super) roots: Option<AhoCorasick>,
+    pub(super) error: Mutex<Option<String>>,
+}
+
+/// Compiles a rule's regex (regex-lite syntax) for the `regex` crate's
+/// engines, over bytes, with Unicode off: `\d \s \w \b` and `(?i)` are
+/// ASCII, as in regex-lite, and a class or `.` matches one byte, so the
+/// automata stay small (a Unicode `[^\s]{1,256}` is thousands of NFA
+/// states). It runs on ASCII text only ([`FAST_MIN_TEXT`]), where that is
+/// regex-lite's matching. A regex with a non-ASCII character in a class
+/// cannot be built that way and is compiled with Unicode on instead (on
+/// ASCII text, the same matches).
+pub(super) fn compile_regex(what: &str, src: &str) -> Result<Regex, String> {
+    byte_regex(src, false)
+        .or_else(|_| byte_regex(src, true))
+        .map_err(|e| format!("{what}: regex does not compile: {e}"))
+}
+
+/// `src` compiled over bytes, within this module's limits.
+pub(super) fn byte_regex(src: &str, unicode: bool) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(src).unicode(unicode).size_limit(REGEX_SIZE_LIMIT).dfa_size_limit(REGEX_DFA_LIMIT).build()
+}
+
+/// `src` for regex-lite. Refuses a regex outside regex-lite's syntax
+/// (`\p{..}`, class set operations), which the `regex` crate would accept.
+pub(super) fn lite_regex(what: &str, src: &str) -> Result<regex_lite::Regex, String> {
+    regex_lite::Regex::new(src).map_err(|e| format!("{what}: not regex-lite syntax: {e}"))
+}
+
+/// Most heap a compiled regex may take (its NFAs), and most its lazy DFA
+/// may cache per search direction: a rule that needs more fails to
+/// compile, and a pack with such a rule is refused. Rules are small; the
+/// lazy DFA of one is a few KB in practice.
+pub(super) const REGEX_SIZE_LIMIT: usize = 1 << 20;
+pub(super) const REGEX_DFA_LIMIT: usize = 1 << 18;
+
+/// A rule's regex as it runs.
+pub(super) struct Compiled {
+    /// The `\A`-anchored form for an anchored [`super::analysis::Anchor`], else the regex.
+    pub(super) regex: Regex,
+    pub(super) anchored: bool,
+    /// How an anchored try finds the secret without capture groups.
+    pub(super) split: Option<Split>,
+}
+
+/// The engine a window search runs on (see [`FAST_MIN_TEXT`]).
+pub(super) enum Engine<'r> {
+    Fast(&'r Regex),
+    Lite(&'r regex_lite::Regex),
+}
+
+impl Engine<'_> {
+    /// The first match at or after `pos` in `text[..end]`, and its group
+    /// `group`.
+    pub(super) fn captures_at(
+        &self,
+        text: &str,
+        end: usize,
+        pos: usize,
+        group: usize,
+    ) -> Option<(Range<usize>, Option<Range<usize>>)> {
+        match self {
+            Engine::Fast(re) => re
+                .captures_at(&text.as_bytes()[..end], pos)
+                .map(|c| (c.get(0).expect("group 0").range(), c.get(group).map(|g| g.range()))),
+            Engine::Lite(re) => re
+                .captures_at(&text[..end], pos)
+                .map(|c| (c.get(0).expect("group 0").range(), c.get(group).map(|g| g.range()))),
+        }
+    }
+}
+
+/// How the secret of an anchored try is found without capture groups,
+/// whose engine (a backtracker) costs several times the lazy DFA that finds
+/// the match.
+pub(super) enum Split {
+    /// The secret is the whole match: group 0, or a group that spans the
+    /// regex (`\b(ghp_[A-Za-z0-9]{36})\b`).
+    Whole,
+    /// The regex is `P(G)T`, the secret group G its last item and T only
+    /// zero-width assertions: `\A(?:P)` and `\A(?:G)T`, compiled. Where P's
+    /// own preferred match is followed by a match of G ending where the
+    /// whole match ends, that is the secret (leftmost-first semantics try
+    /// P's choices first, in P's order); elsewhere the capture engine runs.
+    Parts(Regex, Regex),
+}
+
+impl Ruleset {
+    /// Compiles a rule set; errors name the rule.
+    pub(crate) fn compile(set: &RuleSet) -> Result<Self, String> {
+        let mut rules = Vec::with_capacity(set.rules.len());
+        let mut kw_index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+        let mut unanchored = Vec::new();
+        for (i, r) in set.rules.iter().enumerate() {
+            let allow = Lazy::new(format!("rule `{}` allowlist", r.id), &r.allow_regexes);
+            if r.keywords.is_empty() {
+                unanchored.push(i);
+            }
+            let keywords: Vec<String> = r.keywords.iter().map(|k| k.to_ascii_lowercase()).collect();
+            for k in &keywords {
+                if k.is_empty() {
+                    return Err(format!("rule `{}`: empty keyword", r.id));
+                }
+                let next = kw_index.len();
+                let idx = *kw_index.entry(k.clone()).or_insert(next);
+                if idx == keyword_rules.len() {
+                    keyword_rules.push(Vec::new());
+                }
+                keyword_rules[idx].push(i);
+            }
+            rules.push(CompiledRule {
+                src: r.regex.clone(),
+                keywords,
+                plan: OnceLock::new(),
+                compiled: OnceLock::new(),
+                lite: OnceLock::new(),
+                id: r.id.clone(),
+                propagate: r.kind == crate::pack_api::RuleKind::Secret,
+                strict_only: r.strict_only,
+                secret_group: r.secret_group as usize,
+                entropy: r.entropy,
+                window: if r.window == 0 { DEFAULT_WINDOW } else { r.window as usize },
+                allow,
+                stopwords: r.stopwords.iter().map(|s| s.to_ascii_lowercase()).collect(),
+            });
+        }
+        let mut patterns: Vec<(String, usize)> = kw_index.into_iter().collect();
+        patterns.sort_by_key(|(_, i)| *i);
+        let patterns: Vec<String> = patterns.into_iter().map(|(k, _)| k).collect();
+        let keywords = if patterns.is_empty() {
+            None
+        } else {
+            Some(keyword_automaton(&patterns, AhoCorasickKind::ContiguousNFA).map_err(|e| format!("keywords: {e}"))?)
+        };
+        let global_allow = Lazy::new("global allowlist".into(), &set.allow_regexes);
+        // Roots are read once over the text: the smaller NFA.
+        let roots = literal_automaton(
+            &set.path_roots,
+            false,
+            MatchKind::LeftmostLongest,
+            AhoCorasickKind::ContiguousNFA,
+            "path roots",
+        )?;
+        let stopwords = set.stopwords.clone();
+        Ok(Self {
+            rules,
+            keywords,
+            keywords_dfa: OnceLock::new(),
+            patterns,
+            keyword_rules,
+            unanchored,
+            global_allow,
+            global_stop: OnceLock::new(),
+            stopwords,
+            roots,
+            error: Mutex::new(None),
+        })
+    }
+
+    /// Compiles every rule's regex now (pack builds and checks); the
+    /// pipeline otherwise compiles each on first use. Also checks that each
+    /// regex is regex-lite syntax, the rule format's dialect (see the
+    /// module docs).
+    pub(crate) fn compile_all(&self) -> Result<(), String> {
+        for l in self.rules.iter().map(|r| &r.allow).chain([&self.global_allow]) {
+            l.get()?;
+        }
+        self.stopwords();
+        for r in &self.rules {
+            self.regexes(r);
+        }
+        if let Some(e) = self.error() {
+            return Err(e);
+        }
+        for l in self.rules.iter().map(|r| &r.allow).chain([&self.global_allow]) {
+            l.matches("", false)?;
+        }
+        for r in &self.rules {
+            lite_regex(&format!("rule `{}`", r.id), &r.src)?;
+            self.lite(r);
+        }
+        self.error().map_or(Ok(()), Err)
+    }
+
+    /// The first rule that failed to compile on use, if any: the pack is
+    /// unusable and the pipeline reports it as such.
+    pub(crate) fn error(&self) -> Option<String> {
+        self.error.lock().map(|e| e.clone()).unwrap_or(None)
+    }
+
+    /// Keeps the first compile error met on use (see [`Self::error`]).
+    pub(super) fn record_error(&self, e: String) {
+        if let Ok(mut slot) = self.error.lock() {
+            slot.get_or_insert(e);
+        }
+    }
+
+    pub(super) fn plan<'r>(&self, rule: &'r CompiledRule) -> &'r Plan {
+        rule.plan.get_or_init(|| analysis::plan(&rule.src, &rule.keywords, rule.secret_group))
+    }
+
+    pub(super) fn regexes<'r>(&self, rule: &'r CompiledRule) -> Option<&'r Compiled> {
+        rule.compiled
+            .get_or_init(|| {
+                let what = format!("rule `{}`", rule.id);
+                // An anchored rule needs only its anchored form (`\A(?:…)`
+                // adds no group); a searched one only the regex.
+                let plan = self.plan(rule);
+                let built = match plan.anchored.as_deref() {
+                    Some(a) => compile_regex(&what, a).map(|re| {
+                        let split = plan.split.as_ref().and_then(|parts| match parts {
+                            None => Some(Split::Whole),
+                            // P holds exactly the groups before the secret's.
+                            Some((p, g)) => match (compile_regex(&what, p), compile_regex(&what, g)) {
+                                (Ok(p), Ok(g)) if p.captures_len() == rule.secret_group => Some(Split::Parts(p, g)),
+                                _ => None,
+                            },
+                        });
+                        Compiled { regex: re, anchored: true, split }
+                    }),
+                    None => {
+                        compile_regex(&what, &rule.src).map(|re| Compiled { regex: re, anchored: false, split: None })
+                    }
+                };
+                let checked = built.and_then(|c| {
+                    if rule.secret_group >= c.regex.captures_len() {
+                        return Err(format!("{what}: secret-group {} does not exist", rule.secret_group));
+                    }
+                    Ok(c)
+                });
+                checked.map_err(|e| self.record_error(e)).ok()
+            })
+            .as_ref()
+    }
+
+    /// The rule's regex (or its anchored form) for regex-lite.
+    pub(super) fn lite<'r>(&self, rule: &'r CompiledRule) -> Option<&'r regex_lite::Regex> {
+        rule.lite
+            .get_or_init(|| {
+                let src = self.plan(rule).anchored.as_deref().unwrap_or(&rule.src);
+                lite_regex(&format!("rule `{}`", rule.id), src).map_err(|e| self.record_error(e)).ok()
+            })
+            .as_ref()
+    }
+}
+
+/// The keyword automaton: ASCII case-insensitive, overlapping matches.
+pub(super) fn keyword_automaton(
+    patterns: &[String],
+    kind: AhoCorasickKind,
+) -> Result<AhoCorasick, aho_corasick::BuildError> {
+    AhoCorasickBuilder::new()
+        .ascii_case_insensitive(true)
+        .match_kind(MatchKind::Standard)
+        .kind(Some(kind))
+        .build(patterns)
+}
+
+/// An automaton over the non-empty `words`, or `None` when there are none.
+pub(super) fn literal_automaton(
+    words: &[String],
+    nocase: bool,
+    semantics: MatchKind,
+    kind: AhoCorasickKind,
+    what: &str,
+) -> Result<Option<AhoCorasick>, String> {
+    let words: Vec<&str> = words.iter().map(String::as_str).filter(|w| !w.is_empty()).collect();
+    if words.is_empty() {
+        return Ok(None);
+    }
+    AhoCorasickBuilder::new()
+        .ascii_case_insensitive(nocase)
+        .match_kind(semantics)
+        .kind(Some(kind))
+        .build(words)
+        .map(Some)
+        .map_err(|e| format!("{what}: {e}"))
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::pack_api::{Rule, RuleKind};
+    use crate::stages::redact::scan::tests::both_engines;
+
+    pub(crate) fn rule(id: &str, regex: &str, kw: &[&str], group: u32) -> Rule {
+        Rule {
+            id: id.into(),
+            description: String::new(),
+            kind: RuleKind::Secret,
+            regex: regex.into(),
+            keywords: kw.iter().map(|s| s.to_string()).collect(),
+            secret_group: group,
+            entropy: None,
+            window: 0,
+            allow_regexes: vec![],
+            stopwords: vec![],
+            strict_only: false,
+        }
+    }
+
+    pub(crate) fn set(rules: Vec<Rule>) -> RuleSet {
+        RuleSet {
+            rules,
+            allow_regexes: vec![],
+            stopwords: vec![],
+            path_roots: vec!["/srv/acme".into()],
+            budgets: vec![],
+            lenient_tools: vec![],
+        }
+    }
+
+    #[test]
+    fn engines_agree_on_ascii_text() {
+        let rs = Ruleset::compile(&set(vec![
+            rule("gh", r"\b(ghp_[A-Za-z0-9]{8})\b", &["ghp_"], 1),
+            rule("env", r#"(?i)(?:password|token)["']?\s*[:=]\s*["']?([^\s"',;]{6,20})"#, &["password", "token"], 1),
+            rule("ini", r"(?im)^\s*[a-z_]*secret\s*=\s*(\S{6,})\s*$", &["secret"], 1),
+            rule("url", r"[a-z]+://[^\s:/@]+:([^\s/@]+)@", &["://"], 1),
+            rule("ctx", r"(?i)\[api\][\s\S]{0,60}?key\s*=\s*([A-Za-z0-9]{8})\b", &["[api]"], 1),
+        ]))
+        .unwrap();
+        let texts = [
+            "TOKEN=ghp_abcd1234 and ghp_abcd1234 again",
+            "x password: 'hunter2hunter' y; token=ab",
+            "[db]\n  MY_SECRET = s3cr3tvalue\nsecret=short\n",
+            "db at postgres://app:pa55word@db:5432/x and https://u:p@h",
+            "[api]\nname = x\nKEY = abcdEFGH\n",
+            "password=ghp_abcd1234,token=\"zzzzzzzz\"",
+        ];
+        for text in texts {
+            let (lite, fast) = both_engines(&rs, text);
+            assert!(!lite.is_empty(), "{text:?}");
+            assert_eq!(fast, lite, "{text:?}");
+        }
+        // Each engine's regexes compiled, so both ran.
+        assert!(rs.rules.iter().all(|r| r.lite.get().is_some() && r.compiled.get().is_some()));
+    }
+
+    #[test]
+    fn non_ascii_text_runs_on_regex_lite() {
+        // Counts are characters, long text or not: the `regex` crate runs
+        // only on ASCII text, where bytes are characters.
+        let rs = Ruleset::compile(&set(vec![rule("pw", r"pw=([^\s]{1,3})", &["pw="], 1)])).unwrap();
+        let text = "pw=éééé end";
+        let long = format!("{text}\n{}", ".".repeat(FAST_MIN_TEXT));
+        for t in [text, long.as_str()] {
+            let spans = rs.scan(t, &[]);
+            assert_eq!(spans.iter().map(|s| &t[s.start..s.end]).collect::<Vec<_>>(), ["ééé"]);
+        }
+        assert!(rs.rules[0].compiled.get().is_none(), "the regex crate never ran");
+        // A non-ASCII character in a class, for the `regex` crate: compiled
+        // with Unicode on.
+        assert!(compile_regex("x", r"pw=([^é\s]+)").is_ok());
+        assert!(byte_regex(r"pw=([^é\s]+)", false).is_err());
+    }
+
+    #[test]
+    fn bad_regex_names_the_rule() {
+        let err = Ruleset::compile(&set(vec![rule("broken", "(", &["x"], 0)])).unwrap().compile_all().err().unwrap();
+        assert!(err.contains("broken"), "{err}");
+        // The `regex` crate takes `\p{L}`; the rule format does not.
+        let err = Ruleset::compile(&set(vec![rule("unicode", r"x(\p{L}+)", &["x"], 1)]))
+            .unwrap()
+            .compile_all()
+            .err()
+            .unwrap();
+        assert!(err.contains("unicode") && err.contains("not regex-lite syntax"), "{err}");
+    }
+}

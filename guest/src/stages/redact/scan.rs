@@ -1,0 +1,445 @@
+//! Scanning: the keyword pass, windows around its hits, anchored tries
+//! at keyword hits and line starts, custom findings, and the view of a
+//! text without its invisible characters.
+
+use std::ops::Range;
+
+use regex::bytes::{CaptureLocations, Regex};
+
+use super::analysis::Anchor;
+use super::propagate::propagate_values;
+use aho_corasick::AhoCorasickKind;
+
+use super::rules::{keyword_automaton, Compiled, CompiledRule, Engine, Ruleset, Split, DFA_MIN_TEXT, FAST_MIN_TEXT};
+use super::spans::{merge, Found, Span};
+use crate::pack_api::Finding;
+use crate::support::text::{ceil_boundary, floor_boundary};
+
+/// Window before a keyword hit: a match starts at most this far before its
+/// keyword (a variable name's prefix, a URL scheme, a hex body before a
+/// suffix keyword). Small, so that sporadic hits scan little text.
+pub(crate) const WINDOW_BEFORE: usize = 128;
+/// Rule id reported for tenant path roots.
+pub(crate) const TENANT_ROOT_RULE: &str = "tenant-path-root";
+
+impl Ruleset {
+    /// Every span to redact in `text`, merged and sorted: rule matches,
+    /// custom findings, other occurrences of found values, and encoded
+    /// spans (base64, percent, `\u` escapes) whose decoded text holds a
+    /// secret.
+    pub(crate) fn scan(&self, text: &str, custom: &[Finding]) -> Vec<Span> {
+        self.scan_mode(text, custom, false)
+    }
+
+    /// [`Self::scan`], skipping strict-only rules when `lenient`.
+    ///
+    /// Invisible format characters (zero-width spaces and joiners, soft
+    /// hyphens, bidi controls) are ignored for matching: a secret with a
+    /// U+200B inside is still one secret. The scan then runs on a view
+    /// without them and the spans are mapped back, covering the hidden
+    /// characters too.
+    pub(crate) fn scan_mode(&self, text: &str, custom: &[Finding], lenient: bool) -> Vec<Span> {
+        if let Some((view, back)) = visible_view(text) {
+            let spans = self.scan_visible(&view, &[], lenient);
+            let mut mapped: Vec<Span> =
+                spans.into_iter().map(|s| Span { start: back[s.start], end: back[s.end], rule: s.rule }).collect();
+            // Custom findings are offsets into the original text.
+            mapped.extend(custom_spans(text, custom));
+            return merge(mapped);
+        }
+        self.scan_visible(text, custom, lenient)
+    }
+
+    pub(super) fn scan_visible(&self, text: &str, custom: &[Finding], lenient: bool) -> Vec<Span> {
+        let mut spans = self.scan_plain(text, custom, lenient);
+        spans.extend(crate::stages::redact::encoded::encoded_secrets(text, |decoded| {
+            self.scan_plain(decoded, &[], lenient).into_iter().next().map(|s| s.rule)
+        }));
+        merge(spans)
+    }
+
+    pub(super) fn scan_plain(&self, text: &str, custom: &[Finding], lenient: bool) -> Vec<Span> {
+        let mut out = Found { fast: text.len() >= FAST_MIN_TEXT && text.is_ascii(), ..Found::default() };
+        // Per rule: keyword hit starts (keyword-anchored rules) or merged
+        // windows (the others), in text order.
+        let mut found: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.rules.len()];
+        let ac = if text.len() >= DFA_MIN_TEXT {
+            self.keywords_dfa
+                .get_or_init(|| keyword_automaton(&self.patterns, AhoCorasickKind::DFA).ok())
+                .as_ref()
+                .or(self.keywords.as_ref())
+        } else {
+            self.keywords.as_ref()
+        };
+        if let Some(ac) = ac {
+            for m in ac.find_overlapping_iter(text) {
+                for &ri in &self.keyword_rules[m.pattern().as_usize()] {
+                    let rule = &self.rules[ri];
+                    let list = &mut found[ri];
+                    if let Anchor::Keyword(_) = self.plan(rule).anchor {
+                        if list.last() != Some(&(m.start(), m.start())) {
+                            list.push((m.start(), m.start()));
+                        }
+                        continue;
+                    }
+                    let w = rule.window;
+                    let mut s = m.start().saturating_sub(w.min(WINDOW_BEFORE));
+                    let mut e = m.end().saturating_add(w).min(text.len());
+                    if !self.plan(rule).multiline {
+                        // Single-line rules: only the hit's line, so dense
+                        // text does not merge into one text-wide window.
+                        let b = text.as_bytes();
+                        s = memchr::memrchr(b'\n', &b[s..m.start()]).map_or(s, |p| s + p + 1);
+                        e = memchr::memchr(b'\n', &b[m.end()..e]).map_or(e, |p| m.end() + p);
+                    }
+                    let s = floor_boundary(text, s);
+                    let e = ceil_boundary(text, e);
+                    match list.last_mut() {
+                        Some(last) if s <= last.1 => {
+                            last.0 = last.0.min(s);
+                            last.1 = last.1.max(e);
+                        }
+                        _ => list.push((s, e)),
+                    }
+                }
+            }
+        }
+        for &ri in &self.unanchored {
+            found[ri] = vec![(0, text.len())];
+        }
+        let mut propagate: Vec<(String, String)> = Vec::new();
+        // Keyword-anchored rules first, then the others (the order decides
+        // which rule id names a span two rules found).
+        let keyword_anchored = |ri: &usize| matches!(self.plan(&self.rules[*ri]).anchor, Anchor::Keyword(_));
+        let hit: Vec<usize> = (0..self.rules.len()).filter(|&ri| !found[ri].is_empty()).collect();
+        let order = hit.iter().filter(|ri| keyword_anchored(ri)).chain(hit.iter().filter(|ri| !keyword_anchored(ri)));
+        for &ri in order {
+            let rule = &self.rules[ri];
+            let list = &found[ri];
+            if lenient && rule.strict_only {
+                continue;
+            }
+            let before = out.spans.len();
+            // Capture slots, made on the first try and reused by the others.
+            let mut slots = None;
+            match self.plan(rule).anchor {
+                Anchor::Keyword(_) => {
+                    for &(h, _) in list {
+                        self.try_at(text, rule, h, &mut slots, &mut out);
+                    }
+                }
+                Anchor::LineStart => {
+                    // Past the end of the last match, as a search would go on.
+                    let mut done = 0;
+                    for &(ws, we) in list {
+                        for ls in line_starts(text.as_bytes(), ws, we) {
+                            if ls >= done {
+                                if let Some(end) = self.try_at(text, rule, ls, &mut slots, &mut out) {
+                                    done = end;
+                                }
+                            }
+                        }
+                    }
+                }
+                Anchor::Window => {
+                    for &(ws, we) in list {
+                        self.scan_window(text, rule, ws, we, &mut out);
+                    }
+                }
+            }
+            if rule.propagate {
+                for s in &out.spans[before..] {
+                    propagate.push((text[s.start..s.end].to_string(), s.rule.clone()));
+                }
+            }
+        }
+        let mut spans = std::mem::take(&mut out.spans);
+        if let Some(roots) = &self.roots {
+            for m in roots.find_iter(text) {
+                spans.push(Span { start: m.start(), end: m.end(), rule: TENANT_ROOT_RULE.into() });
+            }
+        }
+        for s in custom_spans(text, custom) {
+            propagate.push((text[s.start..s.end].to_string(), s.rule.clone()));
+            spans.push(s);
+        }
+        propagate_values(text, &propagate, &out, &mut spans);
+        merge(spans)
+    }
+
+    pub(super) fn scan_window(&self, text: &str, rule: &CompiledRule, ws: usize, we: usize, out: &mut Found) {
+        let engine = if out.fast {
+            let Some(Compiled { regex, anchored: false, .. }) = self.regexes(rule) else { return };
+            Engine::Fast(regex)
+        } else {
+            let Some(regex) = self.lite(rule) else { return };
+            Engine::Lite(regex)
+        };
+        let captures_at = |end: usize, pos: usize| engine.captures_at(text, end, pos, rule.secret_group);
+        let b = text.as_bytes();
+        let mut pos = ws;
+        while pos <= we {
+            let mut end = we;
+            let Some(mut caps) = captures_at(end, pos) else { break };
+            // A match that runs into the window's end may be cut short by it
+            // (a long token, a PEM block): widen the window and match again.
+            // (A window that ends at a line end cannot cut a single-line match.)
+            let line_end = b.get(end) == Some(&b'\n') && !self.plan(rule).multiline;
+            while !line_end && caps.0.end == end && end < b.len() {
+                let grow = (end - ws).max(rule.window) * 2;
+                end = ceil_boundary(text, (end + grow).min(b.len()));
+                match captures_at(end, pos) {
+                    Some(c) => caps = c,
+                    None => break,
+                }
+            }
+            let (whole, secret) = caps;
+            if let Some(g) = secret {
+                out.offer(self, rule, text, g.start, g.end);
+            }
+            pos = if whole.end > whole.start {
+                whole.end
+            } else if whole.end < end {
+                ceil_boundary(text, whole.end + 1)
+            } else {
+                break;
+            };
+        }
+    }
+
+    /// Tries an anchored rule at `h` (a keyword hit or a line start);
+    /// returns where its match ended, if it matched.
+    pub(super) fn try_at(
+        &self,
+        text: &str,
+        rule: &CompiledRule,
+        h: usize,
+        slots: &mut Option<CaptureLocations>,
+        out: &mut Found,
+    ) -> Option<usize> {
+        let b = text.as_bytes();
+        let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        if self.plan(rule).anchor == Anchor::Keyword(true) && h > 0 && word(b[h - 1]) == word(b[h]) {
+            return None;
+        }
+        let fast = match out.fast {
+            true => match self.regexes(rule) {
+                Some(Compiled { regex, anchored: true, split }) => Some((regex, split)),
+                _ => return None,
+            },
+            false => None,
+        };
+        let lite = if fast.is_none() { Some(self.lite(rule)?) } else { None };
+        // The match in `text[h..end]`, and its secret, relative to `h`.
+        let mut find = |end: usize| match (fast, lite) {
+            (Some((re, split)), _) => fast_captures(re, split.as_ref(), &b[h..end], slots, rule.secret_group),
+            (None, Some(re)) => re
+                .captures(&text[h..end])
+                .map(|c| (c.get(0).expect("group 0").range(), c.get(rule.secret_group).map(|g| g.range()))),
+            (None, None) => None,
+        };
+        // Anchored: the regex stops where the match stops, so a generous
+        // slice costs nothing.
+        let mut end = ceil_boundary(text, (h + rule.window.max(4096)).min(text.len()));
+        loop {
+            let (whole, secret) = find(end)?;
+            // Cut by the end of the slice: look further and try again.
+            if h + whole.end == end && end < text.len() {
+                end = ceil_boundary(text, (end + (end - h) * 2).min(text.len()));
+                continue;
+            }
+            if let Some(g) = secret {
+                out.offer(self, rule, text, h + g.start, h + g.end);
+            }
+            return Some(h + whole.end);
+        }
+    }
+}
+
+/// An anchored match of `re` in `hay` and its group `group`, on the
+/// `regex` crate: by the lazy DFA alone where `split` settles the group,
+/// else by the capture engine (`slots`, made on first use).
+pub(super) fn fast_captures(
+    re: &Regex,
+    split: Option<&Split>,
+    hay: &[u8],
+    slots: &mut Option<CaptureLocations>,
+    group: usize,
+) -> Option<(Range<usize>, Option<Range<usize>>)> {
+    if let Some(split) = split {
+        let m = re.find(hay)?;
+        match split {
+            Split::Whole => return Some((m.range(), Some(m.range()))),
+            Split::Parts(p, g) => {
+                if let Some(at) = p.find(hay).map(|pm| pm.end()) {
+                    if let Some(gm) = g.find(&hay[at..]).filter(|gm| at + gm.end() == m.end()) {
+                        return Some((m.range(), Some(at + gm.start()..at + gm.end())));
+                    }
+                }
+            }
+        }
+    }
+    let locs = slots.get_or_insert_with(|| re.capture_locations());
+    re.captures_read(locs, hay)?;
+    Some((locs.get(0).map(|(s, e)| s..e).expect("group 0"), locs.get(group).map(|(s, e)| s..e)))
+}
+
+/// The line starts in `b[from..to]`.
+pub(super) fn line_starts(b: &[u8], from: usize, to: usize) -> impl Iterator<Item = usize> + '_ {
+    let first = (from == 0 || b[from - 1] == b'\n').then_some(from);
+    first
+        .into_iter()
+        .chain(memchr::memchr_iter(b'\n', &b[from..to]).map(move |p| from + p + 1).filter(move |&ls| ls < to))
+}
+
+/// Findings from pack code are untrusted: anything that is not a non-empty
+/// in-range span on character boundaries is dropped.
+pub(super) fn custom_spans(text: &str, custom: &[Finding]) -> Vec<Span> {
+    custom
+        .iter()
+        .filter_map(|f| {
+            let (s, e) = (f.start as usize, f.end as usize);
+            (s < e && e <= text.len() && text.is_char_boundary(s) && text.is_char_boundary(e)).then(|| Span {
+                start: s,
+                end: e,
+                rule: sanitize_rule_id(&f.rule_id),
+            })
+        })
+        .collect()
+}
+
+pub(super) fn invisible(c: char) -> bool {
+    matches!(c, '\u{00AD}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
+
+/// `text` without invisible format characters, and for each byte offset
+/// of that view (and its end) the offset in `text`; `None` when there are
+/// none (the common case, found with one memchr pass for their lead bytes).
+pub(super) fn visible_view(text: &str) -> Option<(String, Vec<usize>)> {
+    let b = text.as_bytes();
+    // Most tool output is ASCII: `is_ascii` reads words at a time.
+    if b.is_ascii() {
+        return None;
+    }
+    let maybe = memchr::memchr3(0xE2, 0xEF, 0xC2, b).is_some();
+    if !maybe || !text.chars().any(invisible) {
+        return None;
+    }
+    let mut view = String::with_capacity(text.len());
+    let mut back = Vec::with_capacity(text.len() + 1);
+    for (i, c) in text.char_indices() {
+        if invisible(c) {
+            continue;
+        }
+        for _ in 0..c.len_utf8() {
+            back.push(i);
+        }
+        view.push(c);
+    }
+    // An end maps to the next visible character, so the span also covers
+    // any hidden characters right after the secret (harmless to remove).
+    back.push(text.len());
+    Some((view, back))
+}
+
+/// Keeps a rule id from pack code printable and short.
+pub(super) fn sanitize_rule_id(id: &str) -> String {
+    let cleaned: String =
+        id.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')).take(64).collect();
+    if cleaned.is_empty() {
+        "custom".into()
+    } else {
+        cleaned
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::stages::redact::rules::tests::{rule, set};
+
+    #[test]
+    fn keyword_windows_find_secrets_and_merge() {
+        let rs = Ruleset::compile(&set(vec![
+            rule("aws", r"\b(AKIA[0-9A-Z]{16})\b", &["akia"], 1),
+            rule("pw", r"(?i)password=(\S+)", &["password"], 1),
+        ]))
+        .unwrap();
+        let text = "x AKIAIOSFODNN7EXAMPLE y PASSWORD=hunter22 /srv/acme/data";
+        let spans = rs.scan(text, &[]);
+        let ids: Vec<&str> = spans.iter().map(|s| s.rule.as_str()).collect();
+        assert_eq!(ids, ["aws", "pw", TENANT_ROOT_RULE]);
+        assert_eq!(&text[spans[1].start..spans[1].end], "hunter22");
+    }
+
+    /// Span bounds, in text order.
+    pub(crate) type Bounds = Vec<(usize, usize)>;
+
+    /// `text`'s spans on both engines: as it is (regex-lite) and followed
+    /// by a filler that makes it long enough for the `regex` crate.
+    pub(crate) fn both_engines(rs: &Ruleset, text: &str) -> (Bounds, Bounds) {
+        let long = format!("{text}\n{}", ".".repeat(FAST_MIN_TEXT));
+        let lite = rs.scan(text, &[]).iter().map(|s| (s.start, s.end)).collect();
+        let fast = rs.scan(&long, &[]).iter().map(|s| (s.start, s.end)).collect();
+        (lite, fast)
+    }
+
+    #[test]
+    fn split_tries_find_what_capture_groups_find() {
+        // P's own preferred match is not always the one the whole regex
+        // takes: `"abcde` needs the quote in the secret to reach 6 bytes.
+        let re = r#"(?i)token["']?\s*[:=]\s*["']?([^\s]{6,})"#;
+        let rs = Ruleset::compile(&set(vec![rule("t", re, &["token"], 1)])).unwrap();
+        let full = Regex::new(re).unwrap();
+        for text in [
+            "token: \"abcde",
+            "token: \"abcdef\" x",
+            "TOKEN='abcdefgh'",
+            "token = ab token=abcdefghij",
+            "token:\n  abcdefgh",
+            "token:=:=abcdefgh",
+        ] {
+            let want: Vec<(usize, usize)> =
+                full.captures_iter(text.as_bytes()).filter_map(|c| c.get(1)).map(|g| (g.start(), g.end())).collect();
+            let (lite, fast) = both_engines(&rs, text);
+            assert_eq!(fast, want, "{text:?}");
+            assert_eq!(lite, want, "{text:?}");
+        }
+        assert!(matches!(
+            rs.regexes(&rs.rules[0]),
+            Some(Compiled { anchored: true, split: Some(Split::Parts(..)), .. })
+        ));
+    }
+
+    #[test]
+    fn line_start_rules_find_what_a_search_finds() {
+        let rs =
+            Ruleset::compile(&set(vec![rule("ini", r"(?im)^\s*[a-z_]*password\s*=\s*(\S{6,})\s*$", &["password"], 1)]))
+                .unwrap();
+        let text = "[db]\nhost = x\n  DB_PASSWORD = hunter2hunter\nx password = nope nope\npassword=abcdefgh\n";
+        let found: Vec<&str> = rs.scan(text, &[]).iter().map(|s| &text[s.start..s.end]).collect();
+        assert_eq!(found, ["hunter2hunter", "abcdefgh"]);
+    }
+
+    #[test]
+    fn bad_regex_names_the_rule() {
+        let err = Ruleset::compile(&set(vec![rule("broken", "(", &["x"], 0)])).unwrap().compile_all().err().unwrap();
+        assert!(err.contains("broken"), "{err}");
+        // The `regex` crate takes `\p{L}`; the rule format does not.
+        let err = Ruleset::compile(&set(vec![rule("unicode", r"x(\p{L}+)", &["x"], 1)]))
+            .unwrap()
+            .compile_all()
+            .err()
+            .unwrap();
+        assert!(err.contains("unicode") && err.contains("not regex-lite syntax"), "{err}");
+    }
+
+    #[test]
+    fn custom_findings_are_checked() {
+        let rs = Ruleset::compile(&set(vec![])).unwrap();
+        let text = "héllo";
+        let f = |s, e| Finding { rule_id: "c".into(), start: s, end: e };
+        assert!(rs.scan(text, &[f(0, 100), f(2, 3), f(3, 3)]).is_empty());
+        assert_eq!(rs.scan(text, &[f(0, 3)]).len(), 1);
+    }
+}

@@ -1,0 +1,75 @@
+//! What counts as a secret value: a candidate's entropy, the allowlists
+//! (rule and global), the stopwords (rule and global).
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+
+use super::rules::{literal_automaton, CompiledRule, Lazy, Ruleset};
+
+impl Ruleset {
+    /// The global stopwords, built on the first candidate (an instance
+    /// that redacts nothing never builds them).
+    pub(super) fn stopwords(&self) -> Option<&AhoCorasick> {
+        self.global_stop
+            .get_or_init(|| {
+                literal_automaton(
+                    &self.stopwords,
+                    true,
+                    MatchKind::Standard,
+                    AhoCorasickKind::ContiguousNFA,
+                    "global stopwords",
+                )
+                .map_err(|e| self.record_error(e))
+                .ok()
+                .flatten()
+            })
+            .as_ref()
+    }
+
+    pub(super) fn accept(&self, rule: &CompiledRule, secret: &str, fast: bool) -> bool {
+        if memchr::memmem::find(secret.as_bytes(), crate::markup::REDACTED_PREFIX.as_bytes()).is_some() {
+            return false;
+        }
+        if let Some(min) = rule.entropy {
+            if shannon_entropy(secret.as_bytes()) < f64::from(min) {
+                return false;
+            }
+        }
+        if self.stopwords().is_some_and(|ac| ac.is_match(secret)) {
+            return false;
+        }
+        if !rule.stopwords.is_empty() {
+            let lower = secret.to_ascii_lowercase();
+            if rule.stopwords.iter().any(|w| lower.contains(w.as_str())) {
+                return false;
+            }
+        }
+        let allow = |l: &Lazy| match l.matches(secret, fast) {
+            Ok(m) => m,
+            Err(e) => {
+                self.record_error(e);
+                false
+            }
+        };
+        !allow(&rule.allow) && !allow(&self.global_allow)
+    }
+}
+
+/// Shannon entropy in bits per byte.
+pub(crate) fn shannon_entropy(s: &[u8]) -> f64 {
+    if s.is_empty() {
+        return 0.0;
+    }
+    let mut counts = [0u32; 256];
+    for &b in s {
+        counts[b as usize] += 1;
+    }
+    let n = s.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / n;
+            -p * p.log2()
+        })
+        .sum()
+}

@@ -27,6 +27,8 @@ pub const MIN_MAX_CHARS: u32 = 1_024;
 pub const MIN_MAX_BYTES: u64 = 1_024;
 /// Largest byte cap the pipeline accepts (guest memory is bounded).
 pub const MAX_MAX_BYTES: u64 = 64 * 1024 * 1024;
+/// Largest MCP result a host reads (MCP input is read whole, then parsed).
+pub const MAX_MCP_INPUT: u64 = 64 * 1024 * 1024;
 
 /// Options with every field at its default.
 pub fn default_options() -> Options {
@@ -107,7 +109,13 @@ pub fn resolve(opts: &Options, rules: &RuleSet) -> Result<Budget, SanitizeError>
             return bad("a slice needs a limit above 0, and lines count from 1".into());
         }
     }
-    Ok(Budget { max_bytes, max_chars, head_chars, tail_chars, max_tokens, markup_bytes })
+    let html = opts.content_type.as_deref().is_some_and(|c| c.to_ascii_lowercase().starts_with("text/html"));
+    let read_bytes = match opts.input {
+        InputKind::Mcp => MAX_MCP_INPUT + 1,
+        InputKind::Raw if html => max_bytes.max(markup_bytes) + 1,
+        InputKind::Raw => max_bytes + 1,
+    };
+    Ok(Budget { max_bytes, max_chars, head_chars, tail_chars, max_tokens, markup_bytes, read_bytes })
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 use std::io::{Read, Write};
 use std::process::{Command, ExitStatus};
 
-use crate::api::{InputKind, Options, RedactRequest};
+use crate::api::{Options, RedactRequest};
 use crate::engine::{LoadedPack, Sanitizer};
 use crate::error::{Error, Result};
 
@@ -27,20 +27,12 @@ pub fn read_capped(r: impl Read, cap: u64) -> Result<Capped> {
     Ok(Capped { bytes, over })
 }
 
-/// Largest MCP result the CLI reads (MCP input is read whole, then parsed).
-pub const MAX_MCP_INPUT: u64 = 64 << 20;
-
-/// How many bytes of a result to read for `opts`: the pipeline's byte cap,
-/// the markup budget for a declared HTML document (extraction shrinks it to
-/// text afterwards), or [`MAX_MCP_INPUT`] for MCP input. Read one byte more
-/// (see [`read_capped`]) to tell the pipeline there was more.
+/// How many bytes of a result to read for `opts`, less the one extra byte
+/// [`read_capped`] reads: the pipeline's `read-bytes` (the byte cap, the
+/// markup budget for a declared HTML document, or the MCP input bound),
+/// so every host reads the same amount for the same options.
 pub fn input_cap(s: &Sanitizer, pack: &LoadedPack, opts: &Options) -> Result<u64> {
-    if opts.input == InputKind::Mcp {
-        return Ok(MAX_MCP_INPUT);
-    }
-    let b = s.effective_budget(pack, opts)?;
-    let html = opts.content_type.as_deref().is_some_and(|c| c.to_ascii_lowercase().starts_with("text/html"));
-    Ok(if html { b.max_bytes.max(b.markup_bytes) } else { b.max_bytes })
+    Ok(s.effective_budget(pack, opts)?.read_bytes.saturating_sub(1))
 }
 
 /// Output of a command run under the cap.

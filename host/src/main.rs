@@ -12,7 +12,7 @@ use std::process::{Command, ExitCode};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use result_sanitizer::api::{self, Encoding, InputKind, Options, OutputFormat, ToolError};
-use result_sanitizer::io::{input_cap, read_capped, redact_stream, run_capped, MAX_MCP_INPUT, REDACT_CHUNK};
+use result_sanitizer::io::{input_cap, read_capped, redact_stream, run_capped, REDACT_CHUNK};
 use result_sanitizer::pack_build::RulesFile;
 use std::sync::Arc;
 
@@ -339,7 +339,7 @@ fn sanitize(file: &Option<PathBuf>, so: &SanitizeOpts) -> Result<(), Error> {
     let (reader, len) = open_input(file)?;
     let input = read_capped(reader, cap)?;
     if opts.input == InputKind::Mcp && input.over {
-        return Err(Error::InvalidInput(format!("MCP input larger than {MAX_MCP_INPUT} bytes")));
+        return Err(Error::InvalidInput(format!("MCP input larger than {cap} bytes")));
     }
     opts.total_bytes = len;
     let out = s.sanitize_with(pack, &input.bytes, &opts)?;
@@ -370,7 +370,7 @@ fn sanitize_round(
         let (reader, len) = open_input(&Some(f.clone()))?;
         let input = read_capped(reader, cap)?;
         if opts.input == InputKind::Mcp && input.over {
-            return Err(Error::InvalidInput(format!("MCP input larger than {MAX_MCP_INPUT} bytes")));
+            return Err(Error::InvalidInput(format!("MCP input larger than {cap} bytes")));
         }
         opts.total_bytes = len;
         let priority = priorities.iter().find(|(t, _)| *t == opts.tool).map_or(1, |(_, w)| *w);
@@ -394,7 +394,7 @@ fn run(so: &SanitizeOpts, command: &[String]) -> Result<(), Error> {
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
     let mut opts = so.options();
     opts.input = InputKind::Raw;
-    let cap = s.effective_budget(pack, &opts)?.max_bytes;
+    let cap = input_cap(&s, pack, &opts)?;
     let mut cmd = Command::new(&command[0]);
     cmd.args(&command[1..]);
     let out = run_capped(&mut cmd, cap)?;

@@ -346,21 +346,23 @@ fn the_json_twin_gives_the_same_message() {
     let typed = s.sanitize(input.as_bytes(), &o).unwrap();
     let request = serde_json::json!({
         "input": input,
-        "options": {"tool": "grep", "call_id": "call_1", "format": "Openai", "max_tokens": 300}
+        "options": {"tool": "grep", "call_id": "call_1", "format": "openai", "max_tokens": 300}
     });
     let out: serde_json::Value =
         serde_json::from_str(&s.sanitize_json(s.default_pack(), &request.to_string()).unwrap()).unwrap();
     assert_eq!(out["Ok"]["message"].as_str().unwrap(), typed.message);
-    assert_eq!(out["Ok"]["record"], serde_json::to_value(&typed.record).unwrap());
+    // The record as the message carries it (enum cases in snake_case).
+    let in_message: serde_json::Value = serde_json::from_str(&typed.message).unwrap();
+    assert_eq!(out["Ok"]["record"], in_message["record"]);
     // Errors come back as data, quoting nothing of the input.
     let bad = serde_json::json!({"input": input, "options": {"max_tokens": 1}});
     let out: serde_json::Value =
         serde_json::from_str(&s.sanitize_json(s.default_pack(), &bad.to_string()).unwrap()).unwrap();
-    assert!(out["Err"]["InvalidOptions"].as_str().unwrap().contains("max-tokens"));
+    assert!(out["Err"]["invalid_options"].as_str().unwrap().contains("max-tokens"));
     let unknown = serde_json::json!({"input": "x", "options": {"maxTokens": 300}});
     let out: serde_json::Value =
         serde_json::from_str(&s.sanitize_json(s.default_pack(), &unknown.to_string()).unwrap()).unwrap();
-    assert!(out["Err"]["InvalidOptions"].as_str().unwrap().contains("unknown option"));
+    assert!(out["Err"]["invalid_options"].as_str().unwrap().contains("unknown option"));
     assert!(!out.to_string().contains(GH));
 }
 

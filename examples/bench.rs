@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use result_sanitizer::api::Encoding;
 use result_sanitizer::pack_build::{RulesFile, DEFAULT_RULES};
 use result_sanitizer::{default_options, engine, io, Limits, Sanitizer};
-use result_sanitizer_pipeline::{CompiledPack, StaticRules};
 use result_sanitizer_pipeline::pack_api::PackInfo;
+use result_sanitizer_pipeline::{CompiledPack, StaticRules};
 
 #[path = "bench_inputs.rs"]
 mod inputs;

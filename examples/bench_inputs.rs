@@ -30,7 +30,7 @@ pub fn service_log(bytes: usize) -> Vec<u8> {
             "2026-11-30T14:{:02}:{:02}.{:03}Z INFO  [http-nio-8080-exec-{}] c.acme.api.Controller - GET {p}/{} status=200 dur={}ms req_id={uuid} user=u_{}\n",
             (i / 60) % 60, i % 60, i % 1000, i % 16, r.next() % 100000, r.next() % 900, r.next() % 100000
         ));
-        if i % 50 == 0 {
+        if i.is_multiple_of(50) {
             out.push_str(&format!("2026-11-30T14:00:00.000Z DEBUG [pool-2] c.acme.db.Pool - connection {} returned, active=3 idle=7 commit {}\n", r.s(8, HEX), r.s(40, HEX)));
         }
     }

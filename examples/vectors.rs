@@ -176,7 +176,7 @@ fn read_cap(s: &Sanitizer, flags: &[&str]) -> usize {
     }
     let o: result_sanitizer::api::Options = serde_json::from_value(o).unwrap();
     // Bad options: the CLI fails before reading; any prefix will do.
-    result_sanitizer::io::input_cap(&s, s.default_pack(), &o).map_or(usize::MAX, |c| c.saturating_add(1) as usize)
+    result_sanitizer::io::input_cap(s, s.default_pack(), &o).map_or(usize::MAX, |c| c.saturating_add(1) as usize)
 }
 
 fn main() {

@@ -56,8 +56,8 @@ mod stages;
 mod strategies;
 mod support;
 
-pub use entry::round::sanitize_round;
 pub use entry::json_twin::{effective_budget_json, sanitize_json};
+pub use entry::round::sanitize_round;
 pub use entry::stream::step as redact_step;
 pub use options::default_options;
 pub use pack::{CompiledPack, RuleSource, StaticRules};
@@ -94,7 +94,9 @@ pub fn rule_findings(set: &pack_api::RuleSet, text: &str) -> Result<Vec<pack_api
         description: String::new(),
     };
     let pack = CompiledPack::new(Box::new(StaticRules { info, rules: set.clone() })).map_err(|e| match e {
-        api::SanitizeError::InvalidPack(m) | api::SanitizeError::InvalidOptions(m) | api::SanitizeError::InvalidInput(m) => m,
+        api::SanitizeError::InvalidPack(m)
+        | api::SanitizeError::InvalidOptions(m)
+        | api::SanitizeError::InvalidInput(m) => m,
     })?;
     let found = pack.findings(text);
     pack.ruleset.error().map_or(Ok(found), Err)

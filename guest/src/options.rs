@@ -62,7 +62,7 @@ fn override_for<'a>(rules: &'a RuleSet, tool: &str) -> (Option<&'a BudgetOverrid
 
 /// Whether `opts` runs in lenient (documentation) mode.
 pub fn lenient(opts: &Options, rules: &RuleSet) -> bool {
-    opts.lenient || rules.lenient_tools.iter().any(|t| *t == opts.tool)
+    opts.lenient || rules.lenient_tools.contains(&opts.tool)
 }
 
 /// Resolves and validates the budget for `opts`.

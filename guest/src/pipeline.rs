@@ -68,10 +68,24 @@ pub(crate) fn sanitize_visible(
             record.class(class);
             if class == ContentClass::Html {
                 let (text, note) = html::run(input, budget.markup_bytes, &mut record);
-                Body { text, extras: Vec::new(), structured: None, notes: note.into_iter().collect(), total: None, is_error: false }
+                Body {
+                    text,
+                    extras: Vec::new(),
+                    structured: None,
+                    notes: note.into_iter().collect(),
+                    total: None,
+                    is_error: false,
+                }
             } else {
                 let text = input.to_vec();
-                Body { text, extras: Vec::new(), structured: None, notes: Vec::new(), total: opts.total_bytes, is_error: false }
+                Body {
+                    text,
+                    extras: Vec::new(),
+                    structured: None,
+                    notes: Vec::new(),
+                    total: opts.total_bytes,
+                    is_error: false,
+                }
             }
         }
         InputKind::Mcp => {
@@ -80,7 +94,14 @@ pub(crate) fn sanitize_visible(
             record.mcp(parsed.user_only, parsed.media_tokens);
             let total = Some(parsed.text.len() as u64);
             let text = parsed.text.into_bytes();
-            Body { text, extras: parsed.extras, structured: parsed.structured, notes: parsed.notes, total, is_error: parsed.is_error }
+            Body {
+                text,
+                extras: parsed.extras,
+                structured: parsed.structured,
+                notes: parsed.notes,
+                total,
+                is_error: parsed.is_error,
+            }
         }
     };
 

@@ -8,9 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::api::{
-    Budget, ContentClass, Options, SanitizeRecord, Span, Stage, StageTrace, Strategy, StructureCuts,
-};
+use crate::api::{Budget, ContentClass, Options, SanitizeRecord, Span, Stage, StageTrace, Strategy, StructureCuts};
 use crate::pack_api::PackInfo;
 use crate::stages::redact::counts_to_records;
 use crate::support::text;

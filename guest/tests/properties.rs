@@ -5,9 +5,9 @@
 use proptest::prelude::*;
 use result_sanitizer_pipeline::api::{Encoding, OutputFormat, RedactRequest};
 use result_sanitizer_pipeline::default_options;
-use result_sanitizer_pipeline::{CompiledPack, StaticRules};
 use result_sanitizer_pipeline::pack_api::{PackInfo, Rule, RuleKind, RuleSet};
 use result_sanitizer_pipeline::{redact_step, sanitize};
+use result_sanitizer_pipeline::{CompiledPack, StaticRules};
 
 const SECRET: &str = "ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M";
 
@@ -63,7 +63,7 @@ fn text_strategy() -> impl Strategy<Value = Vec<u8>> {
         ("[a-z \\n]{0,3000}", "[a-z \\n]{0,3000}", 1usize..5).prop_map(|(a, b, n)| {
             let mut s = a;
             for _ in 0..n {
-                s.push_str(" ");
+                s.push(' ');
                 s.push_str(SECRET);
                 s.push_str(" password=hunter2hunter2 ");
             }

@@ -24,7 +24,7 @@ impl Rng {
         self.0 ^= self.0 << 17;
         self.0
     }
-    fn pick<'a>(&mut self, a: &'a [u8]) -> u8 {
+    fn pick(&mut self, a: &[u8]) -> u8 {
         a[(self.next() % a.len() as u64) as usize]
     }
     fn s(&mut self, n: usize, alphabet: &str) -> String {
@@ -218,7 +218,7 @@ fn negatives(r: &mut Rng) -> Vec<(&'static str, String)> {
         ("placeholders", "PASSWORD=${DB_PASSWORD}\nAPI_KEY=your-api-key-here\nSECRET={{ .Values.secret }}\nTOKEN=<token>\nAWS_SECRET_ACCESS_KEY=****************\nOPENAI_API_KEY=sk-...abcd\n".to_string()),
         ("docs-example", "export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nexport AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n".to_string()),
         ("k8s-configmap", format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  LOG_LEVEL: info\n  REGION: eu-west-1\n  BUILD: \"{}\"\n", r.s(7, HEX))),
-        ("build-log", format!("   Compiling tokio v1.48.0\n   Compiling token-bucket v0.3.1\n    Finished release in 41.2s\ntest auth::token_refresh ... ok\nwarning: unused variable `secret_len`\n")),
+        ("build-log", "   Compiling tokio v1.48.0\n   Compiling token-bucket v0.3.1\n    Finished release in 41.2s\ntest auth::token_refresh ... ok\nwarning: unused variable `secret_len`\n".to_string()),
         ("metrics", format!("http_requests_total{{method=\"GET\",code=\"200\"}} {}\nprocess_cpu_seconds_total {}.{}\n", r.below(100000), r.below(1000), r.below(100))),
         ("csv-data", format!("id,email,plan,created\n{},alice@example.com,pro,2026-01-03\n{},bob@example.com,free,2026-02-11\n", uuid(r), uuid(r))),
         ("json-api", format!("{{\"token_type\":\"Bearer\",\"expires_in\":3600,\"scope\":\"read write\",\"id\":\"{}\"}}\n", uuid(r))),

@@ -80,7 +80,7 @@ pub fn sanitize_round(
         .map(|(r, i)| match r {
             Ok((s, text)) => {
                 let tokens =
-                    s.record.output_tokens.map_or_else(|| Tokenizer::get(i.options.encoding).count(text) as u64, |t| t);
+                    s.record.output_tokens.unwrap_or_else(|| Tokenizer::get(i.options.encoding).count(text) as u64);
                 (tokens + u64::from(s.record.media_tokens)).min(u64::from(u32::MAX)) as u32
             }
             Err(_) => 0,

@@ -15,8 +15,8 @@
 use std::collections::BTreeMap;
 
 use crate::api::{RedactRequest, RedactResponse, SanitizeError};
-use crate::pack::CompiledPack;
 use crate::markup;
+use crate::pack::CompiledPack;
 use crate::stages::redact::{counts_to_records, Pass};
 
 /// Bytes kept back for the next step.

@@ -72,9 +72,10 @@ impl Compose<'_> {
             }
             out.push('\n');
             if !self.errors.is_empty() {
-                let (ex, k) = error_lines::excerpt(text, self.errors, cut.head_end, cut.tail_start, self.error_cap, |off| {
-                    p.line(off)
-                });
+                let (ex, k) =
+                    error_lines::excerpt(text, self.errors, cut.head_end, cut.tail_start, self.error_cap, |off| {
+                        p.line(off)
+                    });
                 out.push_str(&ex);
                 shown_errors = k;
             }

@@ -37,7 +37,9 @@ pub fn html_markup(read: usize, len: usize, more: bool, markup_bytes: u64) -> St
 
 /// Heads a recalled slice: positions are those of the whole output.
 pub fn recalled_part(byte: u64, line: u64) -> String {
-    format!("{PREFIX} recalled part starting at byte {byte}, line {line}; positions below are those of the whole output]")
+    format!(
+        "{PREFIX} recalled part starting at byte {byte}, line {line}; positions below are those of the whole output]"
+    )
 }
 
 /// The line that introduces an embedded MCP resource's text.

@@ -36,7 +36,14 @@ pub(crate) fn run<'i>(input: &'i [u8], slice: Option<&Slice>, total: Option<u64>
     // than that means it passed the whole output.
     let total = total.or_else(|| (input.len() as u64 > max_bytes + 1).then_some(input.len() as u64));
     let original_bytes = total.unwrap_or(input.len() as u64).max(input.len() as u64);
-    Capped { read: &input[..n], input_len: input.len(), base, total, original_bytes, cap_hit: (n as u64) < original_bytes }
+    Capped {
+        read: &input[..n],
+        input_len: input.len(),
+        base,
+        total,
+        original_bytes,
+        cap_hit: (n as u64) < original_bytes,
+    }
 }
 
 /// The part of `input` a slice names, moved to character boundaries, and

@@ -48,7 +48,7 @@ pub fn snap_tail(text: &str, start: usize) -> (usize, bool) {
     }
     let kept = text.len() - start;
     match memchr::memchr(b'\n', &text.as_bytes()[start..]) {
-        Some(p) if p + 1 <= kept / 2 => (start + p + 1, true),
+        Some(p) if p < kept / 2 => (start + p + 1, true),
         _ => (start, false),
     }
 }

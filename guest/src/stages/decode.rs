@@ -25,7 +25,11 @@ pub(crate) struct Decoded {
 pub(crate) fn run(read: &[u8]) -> Decoded {
     let d = text::decode(read);
     let lines = Lines::new(&d.text);
-    let stats =
-        record::Decoded { chars: text::char_count(&d.text) as u64, lines: lines.count(), invalid: d.invalid, defanged: 0 };
+    let stats = record::Decoded {
+        chars: text::char_count(&d.text) as u64,
+        lines: lines.count(),
+        invalid: d.invalid,
+        defanged: 0,
+    };
     Decoded { text: d.text, map: d.map, lines, stats }
 }

@@ -61,7 +61,11 @@ const BLOCK: &[&str] = &[
 /// (`markup-bytes`), becomes text; positions in markers and records then
 /// refer to that text. Returns the text and, when the budget cut the
 /// markup, a notice.
-pub(crate) fn run(input: &[u8], markup_bytes: u64, record: &mut crate::record::RecordBuilder) -> (Vec<u8>, Option<String>) {
+pub(crate) fn run(
+    input: &[u8],
+    markup_bytes: u64,
+    record: &mut crate::record::RecordBuilder,
+) -> (Vec<u8>, Option<String>) {
     let cap = crate::stages::byte_cap::cap_len(input, markup_bytes.min(usize::MAX as u64) as usize);
     let text = extract(&String::from_utf8_lossy(&input[..cap]));
     record.stage(crate::api::Stage::Html, cap, text.len());

@@ -93,8 +93,11 @@ pub fn parse(
                 if data.len() as u64 > budget.max_bytes {
                     notes.push(notice::media_over_cap(i, ty, mime, data.len(), budget.max_bytes));
                 } else {
-                    let est =
-                        if ty == "image" { crate::support::media::image_tokens(data) } else { crate::support::media::audio_tokens(data) };
+                    let est = if ty == "image" {
+                        crate::support::media::image_tokens(data)
+                    } else {
+                        crate::support::media::audio_tokens(data)
+                    };
                     if media_tokens.saturating_add(est) > budget.max_tokens / 2 {
                         notes.push(notice::media_over_tokens(i, ty, mime, est, budget.max_tokens));
                     } else if ty == "image" {

@@ -1,14 +1,14 @@
 //! The pipeline's stages, one module each, in the order
 //! [`crate::pipeline`] calls them.
 
-pub(crate) mod triage;
-pub(crate) mod mcp;
-pub(crate) mod html;
 pub(crate) mod byte_cap;
-pub(crate) mod redact;
-pub(crate) mod defang;
 pub(crate) mod char_budget;
 pub(crate) mod decode;
+pub(crate) mod defang;
+pub(crate) mod html;
+pub(crate) mod mcp;
+pub(crate) mod redact;
 pub(crate) mod structure;
 pub(crate) mod token_budget;
+pub(crate) mod triage;
 pub(crate) mod wrap;

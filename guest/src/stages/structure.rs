@@ -103,7 +103,8 @@ fn json_structure(f: &Fit, record: &mut RecordBuilder) -> Option<Outcome> {
     let rest = totals.recall.short(f.original_bytes + p.base.byte);
     let v: Value = if f.cap_hit {
         let from = p.base.byte + f.read as u64;
-        let note = marker::json_cap_note(f.budget.max_bytes, &marker::json_unread(from, totals.total_bytes, &totals.recall));
+        let note =
+            marker::json_cap_note(f.budget.max_bytes, &marker::json_unread(from, totals.total_bytes, &totals.recall));
         serde_json::from_str(&json::close_prefix(&p.text, &note)?).ok()?
     } else {
         serde_json::from_str(&p.text).ok()?

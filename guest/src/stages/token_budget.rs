@@ -16,8 +16,8 @@
 //!    and retry. After a few rounds the content goes entirely, which fits
 //!    because the minimum budget is larger than any marker.
 
-use crate::stages::wrap::{Rendered, Renderer};
 use crate::stages::char_budget::{snap_head, snap_tail, Cut};
+use crate::stages::wrap::{Rendered, Renderer};
 use crate::support::tokenizer::Tokenizer;
 
 /// Outcome of fitting.

@@ -28,7 +28,6 @@ use crate::stages::redact::Pass;
 /// `_meta` key of the record in MCP results.
 pub const META_KEY: &str = "result-sanitizer/record";
 
-
 /// A content block passed through from MCP input, already sanitized.
 #[derive(Clone, Debug)]
 pub enum Extra {

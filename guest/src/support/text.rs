@@ -126,6 +126,21 @@ pub fn ceil_boundary(s: &str, mut i: usize) -> usize {
     i
 }
 
+/// A case-insensitive, leftmost-first automaton over fixed words, built
+/// once into `cell` (the static word lists of defanging and error lines).
+pub fn words_automaton(
+    cell: &'static std::sync::OnceLock<aho_corasick::AhoCorasick>,
+    words: &[&str],
+) -> &'static aho_corasick::AhoCorasick {
+    cell.get_or_init(|| {
+        aho_corasick::AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+            .build(words)
+            .expect("static patterns")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,19 +164,4 @@ mod tests {
         assert_eq!(Lines::new("a\n").count(), 1);
         assert_eq!(char_count("héllo€"), 6);
     }
-}
-
-/// A case-insensitive, leftmost-first automaton over fixed words, built
-/// once into `cell` (the static word lists of defanging and error lines).
-pub fn words_automaton(
-    cell: &'static std::sync::OnceLock<aho_corasick::AhoCorasick>,
-    words: &[&str],
-) -> &'static aho_corasick::AhoCorasick {
-    cell.get_or_init(|| {
-        aho_corasick::AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .match_kind(aho_corasick::MatchKind::LeftmostFirst)
-            .build(words)
-            .expect("static patterns")
-    })
 }

@@ -90,7 +90,7 @@ pub fn upper_bound(enc: Encoding, s: &str) -> usize {
 /// Most tokens that can start in a run of letters (all from `base`) whose
 /// adjacent pairs are split where `table` says they are not one token.
 fn letters(run: &[u8], base: u8, table: &[u32; 26]) -> usize {
-    let part = |l: usize| (2 * l + 2) / 3;
+    let part = |l: usize| (2 * l).div_ceil(3);
     let mut total = 0;
     let mut len = 1;
     for w in run.windows(2) {

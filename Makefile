@@ -1,7 +1,9 @@
 # result-sanitizer — build, demo, test.
 #
 #   make demo   run the sanitizer on the examples with the embedded default pack
-#   make test   build everything and run every test
+#   make build  the components, the CLI, and what the JS and Go commands need
+#   make lint   rustfmt and clippy (warnings are errors)
+#   make test   lint, build everything and run every test
 #
 # One cargo profile (release) serves the CLI, the tests and the wasm guest,
 # so wasmtime and Cranelift are compiled once.
@@ -13,14 +15,22 @@ CORE      := target/$(WASM_TARGET)/release/result_sanitizer_pipeline.wasm
 BIN       := target/release/result-sanitizer
 SHARED    ?= $(abspath ../shared)
 
-.PHONY: all build wasm-target components demo test test-rust test-js test-go edge fuzz cargo-fuzz vectors bench clean
+.PHONY: all build wasm-target components js-host lint demo test test-rust test-js test-go edge fuzz cargo-fuzz vectors bench clean
 
 all: build
 
+# rustup first; without rustup (or offline) the toolchain script beside the
+# repository, if there is one (SHARED=dir to name another place).
 wasm-target:
 	@rustup target list --installed 2>/dev/null | grep -qx $(WASM_TARGET) || \
 	  rustup target add $(WASM_TARGET) || \
-	  sh $(SHARED)/toolchain/install-wasm-target.sh
+	  if [ -f $(SHARED)/toolchain/install-wasm-target.sh ]; then \
+	    sh $(SHARED)/toolchain/install-wasm-target.sh; \
+	  else \
+	    echo "error: the $(WASM_TARGET) Rust target is not installed and 'rustup target add $(WASM_TARGET)' failed;" >&2; \
+	    echo "       install it with rustup (or your toolchain's own way), or set SHARED=dir holding toolchain/install-wasm-target.sh" >&2; \
+	    exit 1; \
+	  fi
 
 # Every native cargo command here builds the whole workspace with all
 # targets, so features unify the same way each time and wasmtime is compiled
@@ -36,6 +46,37 @@ components: wasm-target
 
 build: components
 	$(NATIVE)
+	@$(MAKE) --no-print-directory js-host
+
+# What `node hosts/js/bin/sanitize.mjs` needs: the npm dependencies (from the
+# lock file) and the jco-transpiled components in hosts/js/dist. Stamps keep
+# both from being redone when nothing they depend on changed; `make build`
+# runs this after the components exist (a sub-make, so their times are read
+# fresh). The Go command needs nothing prepared: the go.work at the root
+# makes `go run ./hosts/go/cmd/sanitize` work from here.
+JS_DEPS  := hosts/js/node_modules/.npm-ci.stamp
+JS_DIST  := hosts/js/dist/.build.stamp
+
+js-host: $(JS_DIST) ; @:
+
+$(JS_DEPS): hosts/js/package.json hosts/js/package-lock.json
+	cd hosts/js && npm ci --no-audit --no-fund
+	touch $@
+
+$(JS_DIST): $(JS_DEPS) hosts/js/scripts/build.mjs hosts/js/src/transpile.js \
+	    target/components/pipeline.wasm target/components/default-pack.wasm
+	cd hosts/js && node scripts/build.mjs
+	touch $@
+
+target/components/pipeline.wasm target/components/default-pack.wasm:
+	@echo "error: $@ is missing: run 'make build' (it builds the components, then the JS host)" >&2; exit 1
+
+# rustfmt over the workspace and the fuzz crate (its own workspace), then
+# clippy with the same flags as NATIVE, so wasmtime is not rebuilt.
+lint:
+	$(CARGO) fmt --all --check
+	$(CARGO) fmt --check --manifest-path fuzz/Cargo.toml
+	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 
 demo: build
 	@echo "== 1 MB CI log full of secrets, default limits (MCP) =="
@@ -118,16 +159,19 @@ edge: build
 	  echo "edge component: $$size bytes (goal <= 10485760), $$gz bytes gzip -9 (goal <= 4194304)"; \
 	  test $$size -le 10485760 && test $$gz -le 4194304
 
-# JavaScript host: npm dependencies (lock file), jco transpilation, Node's
-# test runner (vectors, the sanitize command, limits, the edge component).
+# JavaScript host: npm dependencies and jco transpilation come from `build`
+# (js-host); Node's test runner (vectors, the sanitize command, limits, the
+# edge component).
 test-js: build edge
-	cd hosts/js && npm ci --no-audit --no-fund && node scripts/build.mjs && node --test test/
+	cd hosts/js && node --test test/
 
 # Go host: wazero from the module proxy (go.sum), go test.
 test-go: build
 	cd hosts/go && go vet ./... && go test -count=1 ./...
 
-test: test-rust test-js test-go fuzz
+# lint first: formatting and clippy fail in seconds, before the long build.
+test: lint
+	@$(MAKE) --no-print-directory test-rust test-js test-go fuzz
 
 clean:
 	$(CARGO) clean

@@ -1,4 +1,4 @@
-module resultsanitizer.dev/host
+module resultsanitizer/host
 
 go 1.26.8
 

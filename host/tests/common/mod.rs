@@ -52,13 +52,14 @@ fn texts(content: &serde_json::Value) -> String {
         .join("\n")
 }
 
-/// Validator for `CallToolResult` from the MCP 2025-11-25 schema.
+/// Validator for `CallToolResult` from the MCP 2025-11-25 schema (the
+/// repository's copy in `tests/mcp-schema/`, MIT, see its NOTICE.md).
 pub fn mcp_validator() -> &'static jsonschema::Validator {
     static V: OnceLock<jsonschema::Validator> = OnceLock::new();
     V.get_or_init(|| {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/mcp/schema-2025-11-25.json");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/mcp-schema/schema-2025-11-25.json");
         let mut schema: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(path).expect("shared/mcp schema")).unwrap();
+            serde_json::from_str(&std::fs::read_to_string(path).expect("tests/mcp-schema schema")).unwrap();
         schema["$ref"] = "#/$defs/CallToolResult".into();
         jsonschema::validator_for(&schema).expect("schema compiles")
     })

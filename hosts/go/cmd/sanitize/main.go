@@ -19,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	rs "resultsanitizer.dev/host"
+	rs "resultsanitizer/host"
 )
 
 const maxMCPInput = 64 << 20

@@ -29,7 +29,9 @@ fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
 
 fn stdout_json(o: &Output) -> serde_json::Value {
     assert!(o.status.success(), "exit {:?}: {}", o.status, String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).expect("stdout is one JSON message")
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is one JSON message");
+    common::assert_record_valid(common::message_record(&v));
+    v
 }
 
 #[test]
@@ -253,6 +255,7 @@ fn sanitize_round_prints_one_message_per_file_within_the_round() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let msgs = v.as_array().unwrap();
     assert_eq!(msgs.len(), 3);
+    msgs.iter().for_each(|m| common::assert_record_valid(common::message_record(m)));
     let mut total = 0;
     for m in msgs {
         common::assert_mcp_valid(m);

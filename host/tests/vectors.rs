@@ -33,6 +33,12 @@ fn every_vector_holds_through_the_library() {
     for (path, v) in &all {
         let got = s.sanitize_json(s.default_pack(), v["request"].as_str().unwrap()).unwrap();
         assert_eq!(got, v["response"].as_str().unwrap(), "{}", path.display());
+        let resp: serde_json::Value = serde_json::from_str(&got).unwrap();
+        if let Some(ok) = resp.get("Ok") {
+            common::assert_record_valid(&ok["record"]);
+            let message: serde_json::Value = serde_json::from_str(ok["message"].as_str().unwrap()).unwrap();
+            assert_eq!(common::message_record(&message), &ok["record"], "{}", path.display());
+        }
     }
 }
 
@@ -73,4 +79,27 @@ fn the_cli_prints_each_vectors_message() {
             }
         }
     }
+}
+
+/// The record schema is strict: a record in another naming convention, or
+/// with a field it does not know, is refused.
+#[test]
+fn the_record_schema_refuses_other_spellings() {
+    let (_, v) = vectors().into_iter().find(|(p, _)| p.ends_with("char-budget.json")).unwrap();
+    let resp: serde_json::Value = serde_json::from_str(v["response"].as_str().unwrap()).unwrap();
+    let good = &resp["Ok"]["record"];
+    assert!(common::record_validator().is_valid(good));
+    for (path, bad) in [
+        ("/strategy", serde_json::json!("HeadTailLines")),
+        ("/encoding", serde_json::json!("O200kBase")),
+        ("/stages/0/stage", serde_json::json!("wrap+final-redact")),
+        ("/budget/read_bytes", serde_json::json!(-1)),
+    ] {
+        let mut r = good.clone();
+        *r.pointer_mut(path).unwrap() = bad;
+        assert!(!common::record_validator().is_valid(&r), "{path}");
+    }
+    let mut extra = good.clone();
+    extra["unknown_field"] = serde_json::json!(1);
+    assert!(!common::record_validator().is_valid(&extra));
 }

@@ -28,8 +28,20 @@ pub fn tokens(text: &str, enc: Encoding) -> usize {
     bpe.encode_ordinary(text).len()
 }
 
+/// The message as JSON; the record it carries must match the record
+/// schema (docs/record.schema.json).
 pub fn json(s: &Sanitized) -> serde_json::Value {
-    serde_json::from_str(&s.message).expect("message is JSON")
+    let v: serde_json::Value = serde_json::from_str(&s.message).expect("message is JSON");
+    assert_record_valid(message_record(&v));
+    v
+}
+
+/// The record inside a message of any format.
+pub fn message_record(message: &serde_json::Value) -> &serde_json::Value {
+    match message.get("_meta") {
+        Some(meta) => &meta["result-sanitizer/record"],
+        None => &message["record"],
+    }
 }
 
 /// All model-visible text of a message, whatever its format.
@@ -70,6 +82,18 @@ pub fn assert_mcp_valid(v: &serde_json::Value) {
     assert!(errors.is_empty(), "MCP schema violations: {errors:?}");
 }
 
-pub fn record(s: &Sanitized) -> serde_json::Value {
-    serde_json::to_value(&s.record).unwrap()
+/// Validator for the record, from the schema the project publishes.
+pub fn record_validator() -> &'static jsonschema::Validator {
+    static V: OnceLock<jsonschema::Validator> = OnceLock::new();
+    V.get_or_init(|| {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/record.schema.json");
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("docs/record.schema.json")).unwrap();
+        jsonschema::validator_for(&schema).expect("record schema compiles")
+    })
+}
+
+pub fn assert_record_valid(record: &serde_json::Value) {
+    let errors: Vec<String> = record_validator().iter_errors(record).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "record schema violations: {errors:?}");
 }

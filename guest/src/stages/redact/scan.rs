@@ -421,7 +421,6 @@ pub(super) mod tests {
         assert_eq!(found, ["hunter2hunter", "abcdefgh"]);
     }
 
-
     #[test]
     fn custom_findings_are_checked() {
         let rs = Ruleset::compile(&set(vec![])).unwrap();

@@ -179,3 +179,59 @@ impl RecordBuilder {
         self.rec
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::{default_options, resolve};
+    use crate::pack_api::RuleSet;
+
+    fn builder() -> RecordBuilder {
+        let rules = RuleSet {
+            rules: vec![],
+            allow_regexes: vec![],
+            stopwords: vec![],
+            path_roots: vec![],
+            budgets: vec![],
+            lenient_tools: vec![],
+        };
+        let opts = default_options();
+        let budget = resolve(&opts, &rules).unwrap();
+        let info = PackInfo {
+            name: "p".into(),
+            version: "1".into(),
+            tenant: "*".into(),
+            wit_version: "0.1.0".into(),
+            description: String::new(),
+        };
+        RecordBuilder::new(&opts, &budget, &info, 10)
+    }
+
+    #[test]
+    fn counts_add_up_and_structured_cuts_join_the_texts() {
+        let mut b = builder();
+        b.counts.insert("a".into(), 1);
+        b.add_counts(Counts::from([("a".into(), 2), ("b".into(), 1)]));
+        b.strategy(Strategy::HeadTailErrors, true, Some(StructureCuts { error_lines: 3, ..no_cuts() }));
+        b.structured_cuts(StructureCuts { items: 5, ..no_cuts() });
+        b.stage(Stage::Triage, 10, 10);
+        let r = b.finish("héllo", Some(2));
+        assert_eq!(
+            r.redactions.iter().map(|c| (c.rule_id.as_str(), c.count)).collect::<Vec<_>>(),
+            [("a", 3), ("b", 1)]
+        );
+        let s = r.structure.unwrap();
+        assert_eq!((s.items, s.error_lines), (5, 3));
+        assert_eq!((r.output_chars, r.output_tokens, r.truncated, r.pack_name.as_str()), (5, Some(2), true, "p"));
+        assert_eq!(r.stages.len(), 1);
+    }
+
+    #[test]
+    fn binary_is_omitted_whole() {
+        let mut b = builder();
+        b.binary(4096);
+        let r = b.finish("binary output omitted, 10 bytes", None);
+        assert_eq!((r.class, r.strategy, r.truncated), (ContentClass::Binary, Strategy::Omitted, true));
+        assert_eq!((r.omitted.len(), r.omitted[0].end_byte), (1, 4096));
+    }
+}

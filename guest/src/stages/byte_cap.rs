@@ -122,4 +122,25 @@ mod tests {
             assert!(n <= cap);
         }
     }
+
+    #[test]
+    fn run_caps_counts_and_slices() {
+        // A host that capped while reading passes cap + 1 bytes and the size.
+        let c = run(b"0123456789", None, Some(5000), 4);
+        assert_eq!((c.read, c.input_len, c.original_bytes, c.cap_hit), (&b"0123"[..], 10, 5000, true));
+        // A host that passed everything: the size is the input's.
+        let c = run(b"0123456789", None, None, 4);
+        assert_eq!((c.total, c.original_bytes, c.cap_hit), (Some(10), 10, true));
+        // Within the cap: nothing cut, whatever the host said.
+        let c = run(b"abc", None, None, 4);
+        assert_eq!((c.read, c.cap_hit), (&b"abc"[..], false));
+        // A recalled slice of lines 2-3 knows where it starts in the whole.
+        let sl = Slice { offset: 2, limit: 2, unit: SliceUnit::Lines };
+        let c = run(b"one\ntwo\nthree\nfour\n", Some(&sl), None, 1024);
+        assert_eq!((c.read, c.base.byte, c.base.line), (&b"two\nthree\n"[..], 4, 1));
+        // A byte slice never starts inside a character.
+        let sl = Slice { offset: 2, limit: 10, unit: SliceUnit::Bytes };
+        let c = run("a€b".as_bytes(), Some(&sl), None, 1024);
+        assert_eq!((c.read, c.base.byte), ("€b".as_bytes(), 1));
+    }
 }

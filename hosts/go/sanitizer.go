@@ -67,7 +67,10 @@ type TrapError struct{ Reason string }
 
 func (e *TrapError) Error() string { return "the pipeline trapped: " + e.Reason }
 
-// SanitizeError: the pipeline refused the call (a typed error).
+// SanitizeError: the pipeline refused the call (a typed error). Kind is
+// "invalid options", "invalid input" or "invalid rule pack", the words the
+// Rust CLI prints; the JSON twin's `{"Err": {...}}` spells them
+// invalid_options, invalid_input and invalid_pack.
 type SanitizeError struct{ Kind, Message string }
 
 func (e *SanitizeError) Error() string { return e.Kind + ": " + e.Message }
@@ -211,7 +214,7 @@ func (s *Sanitizer) defineImports(ctx context.Context) error {
 		s.callPack(ctx, m, "rules", RuleSet, uint32(st[0]))
 	}), []api.ValueType{i32}, nil).Export("rules")
 	b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, st []uint64) {
-		r, err := s.pack.ExportedFunction(rulePack+"#has-detect").Call(ctx)
+		r, err := s.pack.ExportedFunction(rulePack + "#has-detect").Call(ctx)
 		if err != nil {
 			panic(err)
 		}
@@ -326,6 +329,11 @@ type Budget struct {
 	TailChars   uint32 `json:"tail_chars"`
 	MaxTokens   uint32 `json:"max_tokens"`
 	MarkupBytes uint64 `json:"markup_bytes"`
+	// ReadBytes is how many bytes of the output a host reads for these
+	// options: the byte cap + 1, the markup budget + 1 for a declared
+	// text/html content type, the MCP input bound (64 MiB) + 1 for MCP
+	// input, which a host refuses when it reads that many.
+	ReadBytes uint64 `json:"read_bytes"`
 }
 
 // EffectiveBudget asks the pipeline for the budget of these options (the
@@ -357,7 +365,9 @@ type Sanitized struct {
 	IsError bool            `json:"is_error"`
 }
 
-var kinds = map[string]string{"InvalidOptions": "invalid options", "InvalidInput": "invalid input", "InvalidPack": "invalid rule pack"}
+// The twin's Err cases (snake_case, as every enum case in its JSON) to
+// SanitizeError kinds.
+var kinds = map[string]string{"invalid_options": "invalid options", "invalid_input": "invalid input", "invalid_pack": "invalid rule pack"}
 
 func toError(e map[string]string) error {
 	for k, v := range e {
@@ -370,7 +380,8 @@ func toError(e map[string]string) error {
 }
 
 // Sanitize runs the pipeline on input with options (the JSON twin's
-// options object: snake_case names, enum cases in UpperCamelCase).
+// options object: field names and enum cases alike in snake_case, e.g.
+// {"format": "openai", "encoding": "cl100k_base", "max_tokens": 4000}).
 func (s *Sanitizer) Sanitize(ctx context.Context, input []byte, options map[string]any) (*Sanitized, error) {
 	req := map[string]any{"options": options}
 	if isUTF8(input) {

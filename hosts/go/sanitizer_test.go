@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,14 +112,12 @@ func TestEveryVectorThroughTheLibrary(t *testing.T) {
 		if got != v.Response {
 			t.Errorf("%s: response differs\n got  %.300s\n want %.300s", v.Name, got, v.Response)
 		}
+		checkResponse(t, v.Name, got)
 	}
 }
 
 func TestTheSanitizeCommandPrintsEachMessage(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "sanitize")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/sanitize").CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	bin := buildCommand(t)
 	for _, v := range vectors(t) {
 		var req struct {
 			Input       *string `json:"input"`
@@ -155,6 +154,139 @@ func TestTheSanitizeCommandPrintsEachMessage(t *testing.T) {
 		if stdout.String() != resp.Ok.Message+"\n" {
 			t.Errorf("%s: stdout differs\n got  %.300s\n want %.300s", v.Name, stdout.String(), resp.Ok.Message)
 		}
+		checkRecord(t, v.Name+" (command)", messageRecord(t, v.Name, strings.TrimSuffix(stdout.String(), "\n")))
+	}
+}
+
+func newDefault(t *testing.T) (*Sanitizer, context.Context) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := New(ctx, component(t, "pipeline.wasm"), component(t, "default-pack.wasm"), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(ctx) })
+	return s, ctx
+}
+
+func TestOptionsAndRecordsAreSnakeCase(t *testing.T) {
+	s, ctx := newDefault(t)
+	var log strings.Builder
+	for i := range 400 {
+		log.WriteString("line " + strconv.Itoa(i) + ": compiling crate number " + strconv.Itoa(i*7) + "\n")
+	}
+	for _, o := range []map[string]any{
+		{"tool": "cargo", "max_tokens": 300},
+		{"tool": "cargo", "format": "openai", "call_id": "call_1", "encoding": "cl100k_base", "max_chars": 2000},
+		{"tool": "cargo", "format": "anthropic", "call_id": "toolu_1", "untrusted": true},
+		{"tool": "cargo", "max_bytes": 3000, "tool_error": map[string]any{"code": "exit-status-1", "message": "failed"}},
+	} {
+		out, err := s.Sanitize(ctx, []byte(log.String()), o)
+		if err != nil {
+			t.Fatalf("%v: %v", o, err)
+		}
+		checkSanitized(t, fmt.Sprint(o), out)
+		var rec struct{ Strategy, Encoding string }
+		json.Unmarshal(out.Record, &rec)
+		want := "o200k_base"
+		if o["encoding"] != nil {
+			want = o["encoding"].(string)
+		}
+		if rec.Encoding != want || rec.Strategy == "" {
+			t.Errorf("%v: strategy %q, encoding %q", o, rec.Strategy, rec.Encoding)
+		}
+	}
+	out, err := s.Sanitize(ctx, []byte(`{"content":[{"type":"text","text":"hello"}],"isError":true}`), map[string]any{"tool": "t", "input": "mcp"})
+	if err != nil || !out.IsError {
+		t.Fatalf("MCP input: %v", err)
+	}
+	checkSanitized(t, "MCP input", out)
+	// The old spellings are gone: they are invalid options now.
+	for _, o := range []map[string]any{{"format": "Openai"}, {"input": "Mcp"}, {"encoding": "O200kBase"}} {
+		_, err := s.Sanitize(ctx, []byte("x"), o)
+		var se *SanitizeError
+		if !errors.As(err, &se) || se.Kind != "invalid options" {
+			t.Errorf("%v: expected invalid options, got %v", o, err)
+		}
+	}
+}
+
+func TestTheBudgetSaysHowManyBytesToRead(t *testing.T) {
+	s, ctx := newDefault(t)
+	raw, err := s.EffectiveBudget(ctx, map[string]any{"tool": "t", "max_bytes": 5000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw.MaxBytes != 5000 || raw.ReadBytes != 5001 {
+		t.Errorf("raw: %+v", raw)
+	}
+	html, err := s.EffectiveBudget(ctx, map[string]any{"tool": "t", "max_bytes": 5000, "content_type": "text/html; charset=utf-8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if html.ReadBytes != max(html.MaxBytes, html.MarkupBytes)+1 || html.MarkupBytes <= 5000 {
+		t.Errorf("html: %+v", html)
+	}
+	mcp, err := s.EffectiveBudget(ctx, map[string]any{"tool": "t", "input": "mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mcp.ReadBytes != 64<<20+1 {
+		t.Errorf("mcp: %+v", mcp)
+	}
+	_, err = s.EffectiveBudget(ctx, map[string]any{"max_tokens": 10})
+	var se *SanitizeError
+	if !errors.As(err, &se) || se.Kind != "invalid options" || !strings.Contains(se.Message, "max-tokens") {
+		t.Errorf("expected invalid options, got %v", err)
+	}
+}
+
+func buildCommand(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "sanitize")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/sanitize").CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return bin
+}
+
+func TestTheCommandReadsReadBytes(t *testing.T) {
+	bin := buildCommand(t)
+	command := func(stdin []byte, args ...string) (string, string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = root
+		cmd.Stdin = bytes.NewReader(stdin)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+	// Raw input past the cap: read_bytes (cap + 1) are read, the byte cap
+	// is hit, and the record says so.
+	out, stderr, err := command(bytes.Repeat([]byte("0123456789\n"), 2000), "--tool", "t", "--max-bytes", "3000")
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	rec := messageRecord(t, "raw", out)
+	checkRecord(t, "raw", rec)
+	var r struct {
+		InputBytes uint64 `json:"input_bytes"`
+		ByteCapHit bool   `json:"byte_cap_hit"`
+	}
+	json.Unmarshal(rec, &r)
+	if !r.ByteCapHit || r.InputBytes != 3001 {
+		t.Errorf("raw: input_bytes %d, byte_cap_hit %v", r.InputBytes, r.ByteCapHit)
+	}
+	// MCP input of read_bytes bytes is refused as the Rust CLI refuses it.
+	big := append([]byte(`{"content":[{"type":"text","text":"`), bytes.Repeat([]byte("a"), 64<<20)...)
+	_, stderr, err = command(big, "--tool", "t", "--input", "mcp")
+	if err == nil || stderr != "result-sanitizer: error: invalid input: MCP input larger than 67108864 bytes\n" {
+		t.Errorf("large MCP input: %v, %q", err, stderr)
+	}
+	// Old spellings are refused by the command too.
+	_, stderr, err = command([]byte("x"), "--tool", "t", "--format", "Openai")
+	if err == nil || !strings.Contains(stderr, "unknown format") {
+		t.Errorf("--format Openai: %v, %q", err, stderr)
 	}
 }
 
@@ -177,6 +309,7 @@ func TestALoopingPackIsStoppedByTheDeadline(t *testing.T) {
 	if err != nil || !strings.Contains(out.Message, "fine now") {
 		t.Fatalf("the next call: %v", err)
 	}
+	checkSanitized(t, "the next call", out)
 }
 
 func TestAGreedyPackHitsItsMemoryCap(t *testing.T) {
@@ -195,6 +328,7 @@ func TestAGreedyPackHitsItsMemoryCap(t *testing.T) {
 	if err != nil || !strings.Contains(out.Message, "fine now") {
 		t.Fatalf("the next call: %v", err)
 	}
+	checkSanitized(t, "the next call", out)
 	_, err = s.Sanitize(ctx, []byte("x"), map[string]any{"max_tokens": 10})
 	var se *SanitizeError
 	if !errors.As(err, &se) || se.Kind != "invalid options" {

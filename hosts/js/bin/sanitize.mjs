@@ -4,8 +4,6 @@
 import { parseArgs } from 'node:util';
 import { createSanitizer } from '../src/index.js';
 
-const MAX_MCP_INPUT = 64 * 1024 * 1024;
-
 const { values: v } = parseArgs({
   options: {
     tool: { type: 'string', default: '' },
@@ -56,16 +54,13 @@ try {
     contentType: v['content-type'],
     lenient: v.lenient,
   };
-  let cap;
-  if (options.input === 'mcp') cap = MAX_MCP_INPUT + 1;
-  else {
-    const b = await s.effectiveBudget(options);
-    const html = (options.contentType ?? '').toLowerCase().startsWith('text/html');
-    cap = (html ? Math.max(b.max_bytes, b.markup_bytes) : b.max_bytes) + 1;
-  }
-  const input = await readCapped(cap);
-  if (options.input === 'mcp' && input.length > MAX_MCP_INPUT) {
-    throw new Error(`invalid input: MCP input larger than ${MAX_MCP_INPUT} bytes`);
+  // The pipeline says how much to read (`read_bytes`: the cap + 1, the
+  // markup budget + 1 for declared HTML, the MCP bound + 1), as for the
+  // Rust CLI; MCP input that fills it is refused.
+  const { read_bytes: readBytes } = await s.effectiveBudget(options);
+  const input = await readCapped(readBytes);
+  if (options.input === 'mcp' && input.length >= readBytes) {
+    throw new Error(`invalid input: MCP input larger than ${readBytes - 1} bytes`);
   }
   const out = await s.sanitize(input, options);
   process.stdout.write(out.message + '\n');

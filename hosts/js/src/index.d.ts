@@ -18,12 +18,44 @@ export interface SanitizeOptions {
   toolError?: { code: string; message: string };
 }
 
-/** The record: what was cut, kept, redacted (WIT `sanitize-record`, snake_case). */
+/** Where triage put the input (WIT `content-class`). */
+export type ContentClass = 'text' | 'binary' | 'mcp' | 'empty' | 'json' | 'json_lines' | 'csv' | 'html';
+
+/** How the kept text was chosen (WIT `strategy`). */
+export type Strategy =
+  | 'none'
+  | 'head_tail_lines'
+  | 'head_tail_chars'
+  | 'omitted'
+  | 'json_structure'
+  | 'records'
+  | 'head_tail_errors';
+
+/** A pipeline stage (WIT `stage`), as a record's `stages[].stage` names it. */
+export type Stage =
+  | 'triage'
+  | 'html'
+  | 'byte_cap'
+  | 'redact'
+  | 'json_structure'
+  | 'records'
+  | 'char_budget'
+  | 'token_budget'
+  | 'wrap';
+
+/**
+ * The record: what was cut, kept, redacted (WIT `sanitize-record`). Field
+ * names and enum cases are snake_case (`"strategy": "head_tail_lines"`,
+ * `"encoding": "o200k_base"`); docs/record.schema.json is the full schema.
+ */
 export type SanitizeRecord = Record<string, unknown> & {
+  class: ContentClass;
   truncated: boolean;
-  strategy: string;
+  strategy: Strategy;
+  encoding: 'o200k_base' | 'cl100k_base';
   redactions: { rule_id: string; count: number }[];
   output_tokens: number | null;
+  stages: { stage: Stage; bytes_in: number; bytes_out: number }[];
 };
 
 export interface Sanitized {
@@ -40,6 +72,13 @@ export interface Budget {
   tail_chars: number;
   max_tokens: number;
   markup_bytes: number;
+  /**
+   * How many bytes of the output a host reads for these options: the byte
+   * cap + 1, the markup budget + 1 for a declared text/html content type,
+   * the MCP input bound (64 MiB) + 1 for MCP input, which a host refuses
+   * when it reads that many.
+   */
+  read_bytes: number;
 }
 
 export class TimeoutError extends Error {
@@ -48,6 +87,11 @@ export class TimeoutError extends Error {
 export class TrapError extends Error {
   code: 'trap';
 }
+/**
+ * The pipeline refused the call. `code` is the kind; the JSON twin's
+ * `{"Err": {...}}` spells them `invalid_options`, `invalid_input`,
+ * `invalid_pack`.
+ */
 export class SanitizeError extends Error {
   code: 'invalid options' | 'invalid input' | 'invalid rule pack';
 }

@@ -30,7 +30,11 @@ export class TrapError extends Error {
   }
 }
 
-/** The pipeline refused the call (options, input, pack): a typed error. */
+/**
+ * The pipeline refused the call (options, input, pack): a typed error.
+ * `code` is the kind: 'invalid options', 'invalid input' or 'invalid rule
+ * pack' (the twin's `invalid_options`, `invalid_input`, `invalid_pack`).
+ */
 export class SanitizeError extends Error {
   constructor(kind, message) {
     super(`${kind}: ${message}`);
@@ -131,7 +135,11 @@ export class Sanitizer {
     return this.#call('sanitize', request);
   }
 
-  /** The budget the pipeline applies for `options` (to cap reading). */
+  /**
+   * The budget the pipeline applies for `options`; `read_bytes` is how
+   * many bytes of the output to read (the cap + 1, the markup budget + 1
+   * for declared HTML, the MCP input bound + 1 for MCP input).
+   */
   async effectiveBudget(options = {}) {
     const r = JSON.parse(await this.#call('budget', JSON.stringify(twinOptions(options))));
     if (r.Err) throw toError(r.Err);
@@ -156,7 +164,9 @@ export class Sanitizer {
   }
 }
 
-const KINDS = { InvalidOptions: 'invalid options', InvalidInput: 'invalid input', InvalidPack: 'invalid rule pack' };
+// The twin's `Err` cases (snake_case, as every enum case in its JSON) to
+// the kinds SanitizeError carries, the words the Rust CLI prints.
+const KINDS = { invalid_options: 'invalid options', invalid_input: 'invalid input', invalid_pack: 'invalid rule pack' };
 
 function toError(err) {
   const [kind, message] = Object.entries(err)[0];

@@ -1,14 +1,17 @@
-// Options as JavaScript callers write them, to the JSON twin's options
-// (WIT names in snake_case, enum cases in UpperCamelCase).
+// Options as JavaScript callers write them, to the JSON twin's options.
+// The twin spells field names and enum cases alike in snake_case (the WIT
+// names, docs/record.schema.json), so enum values pass through unchanged:
+// `format: 'openai'` is `"format": "openai"`. Only field names are mapped
+// (`callId` to `call_id`); enum values are checked here so that a typo is
+// a TypeError naming the choices rather than the pipeline's error.
 
-const FORMATS = { mcp: 'Mcp', openai: 'Openai', anthropic: 'Anthropic' };
-const INPUTS = { raw: 'Raw', mcp: 'Mcp' };
-const ENCODINGS = { o200k_base: 'O200kBase', cl100k_base: 'Cl100kBase' };
+const FORMATS = ['mcp', 'openai', 'anthropic'];
+const INPUTS = ['raw', 'mcp'];
+const ENCODINGS = ['o200k_base', 'cl100k_base'];
 
-function pick(table, value, what) {
-  const v = table[value];
-  if (!v) throw new TypeError(`unknown ${what} ${JSON.stringify(value)}; expected one of ${Object.keys(table).join(', ')}`);
-  return v;
+function pick(cases, value, what) {
+  if (!cases.includes(value)) throw new TypeError(`unknown ${what} ${JSON.stringify(value)}; expected one of ${cases.join(', ')}`);
+  return value;
 }
 
 // Plain fields: twin name, JavaScript name.

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { createSanitizer, TimeoutError, TrapError } from '../src/index.js';
+import { checkSanitized } from '../test-helpers/record-schema.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const packs = join(here, '..', '..', '..', 'target', 'components', 'test-packs');
@@ -18,6 +19,7 @@ test('an infinite loop in a pack is stopped by the worker timeout', async () => 
     assert.ok(Date.now() - t0 < 10_000);
     const out = await s.sanitize('fine now', { tool: 'x' });
     assert.match(out.message, /fine now/);
+    checkSanitized(out, 'the next call');
   } finally {
     await s.close();
   }
@@ -29,6 +31,7 @@ test('unbounded memory growth in a pack hits the memory cap', async () => {
     await assert.rejects(s.sanitize('MORE memory', { tool: 'x' }), (e) => e instanceof TrapError);
     const out = await s.sanitize('fine now', { tool: 'x' });
     assert.match(out.message, /fine now/);
+    checkSanitized(out, 'the next call');
   } finally {
     await s.close();
   }

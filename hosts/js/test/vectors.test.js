@@ -1,5 +1,6 @@
 // The shared conformance vectors, through the JS host: the JSON twin gives
-// every response byte for byte, and `bin/sanitize.mjs` prints every message.
+// every response byte for byte, and `bin/sanitize.mjs` prints every message;
+// every record matches docs/record.schema.json.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -7,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { createSanitizer } from '../src/index.js';
+import { checkRecord, checkResponse, messageRecord } from '../test-helpers/record-schema.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dir = join(here, '..', '..', '..', 'tests', 'vectors');
@@ -21,7 +23,9 @@ test('every vector holds through the library', async () => {
   const s = await createSanitizer();
   try {
     for (const v of vectors) {
-      assert.equal(await s.sanitizeJson(v.request), v.response, v.name);
+      const got = await s.sanitizeJson(v.request);
+      assert.equal(got, v.response, v.name);
+      checkResponse(got, v.name);
     }
   } finally {
     await s.close();
@@ -37,6 +41,7 @@ test('the sanitize command prints each vector\'s message', () => {
     if (resp.Ok) {
       assert.equal(r.status, 0, `${v.name}: ${r.stderr}`);
       assert.equal(r.stdout.toString('utf8'), resp.Ok.message + '\n', v.name);
+      checkRecord(messageRecord(r.stdout.toString('utf8'), v.name), `${v.name} (command)`);
     } else {
       assert.equal(r.status, 1, v.name);
       assert.match(r.stderr.toString(), /error/, v.name);

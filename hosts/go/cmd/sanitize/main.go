@@ -10,19 +10,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	rs "resultsanitizer/host"
 )
-
-const maxMCPInput = 64 << 20
 
 type optionalUint struct {
 	set bool
@@ -76,27 +75,20 @@ func run() error {
 	timeout := flag.Duration("timeout", 5*time.Second, "wall-clock limit per call")
 	flag.Parse()
 
-	cap1 := func(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+	// The flags' values are the JSON twin's enum cases (snake_case).
 	opts := map[string]any{"tool": *tool, "call_id": *callID, "untrusted": *untrusted, "lenient": *lenient}
-	switch *format {
-	case "mcp", "openai", "anthropic":
-		opts["format"] = cap1(*format)
-	default:
-		return fmt.Errorf("unknown format %q", *format)
-	}
-	switch *input {
-	case "raw", "mcp":
-		opts["input"] = cap1(*input)
-	default:
-		return fmt.Errorf("unknown input %q", *input)
-	}
-	switch *encoding {
-	case "o200k_base":
-		opts["encoding"] = "O200kBase"
-	case "cl100k_base":
-		opts["encoding"] = "Cl100kBase"
-	default:
-		return fmt.Errorf("unknown encoding %q", *encoding)
+	for _, e := range []struct {
+		name, value string
+		cases       []string
+	}{
+		{"format", *format, []string{"mcp", "openai", "anthropic"}},
+		{"input", *input, []string{"raw", "mcp"}},
+		{"encoding", *encoding, []string{"o200k_base", "cl100k_base"}},
+	} {
+		if !slices.Contains(e.cases, e.value) {
+			return fmt.Errorf("unknown %s %q; expected one of %s", e.name, e.value, strings.Join(e.cases, ", "))
+		}
+		opts[e.name] = e.value
 	}
 	if maxBytes.set {
 		opts["max_bytes"] = maxBytes.v
@@ -134,25 +126,19 @@ func run() error {
 		return err
 	}
 	defer s.Close(ctx)
-	// Read at most the cap + 1 bytes, as the Rust CLI does.
-	var limit uint64 = maxMCPInput + 1
-	if *input == "raw" {
-		b, err := s.EffectiveBudget(ctx, opts)
-		if err != nil {
-			return err
-		}
-		limit = b.MaxBytes
-		if strings.HasPrefix(strings.ToLower(*contentType), "text/html") && b.MarkupBytes > limit {
-			limit = b.MarkupBytes
-		}
-		limit++
-	}
-	data, err := io.ReadAll(io.LimitReader(os.Stdin, int64(limit)))
+	// Read what the pipeline says to read (read_bytes: the cap + 1, the
+	// markup budget + 1 for declared HTML, the MCP bound + 1), as the Rust
+	// CLI does; MCP input that fills it is refused.
+	b, err := s.EffectiveBudget(ctx, opts)
 	if err != nil {
 		return err
 	}
-	if *input == "mcp" && len(data) > maxMCPInput {
-		return errors.New("invalid input: MCP input larger than 67108864 bytes")
+	data, err := io.ReadAll(io.LimitReader(os.Stdin, int64(min(b.ReadBytes, math.MaxInt64))))
+	if err != nil {
+		return err
+	}
+	if *input == "mcp" && uint64(len(data)) >= b.ReadBytes {
+		return fmt.Errorf("invalid input: MCP input larger than %d bytes", b.ReadBytes-1)
 	}
 	out, err := s.Sanitize(ctx, data, opts)
 	if err != nil {

@@ -37,7 +37,25 @@ wit_bindgen::generate!({
         "result-sanitizer:core/result-sanitizer@0.1.0/content-class": [#[serde(rename_all = "snake_case")]],
         "result-sanitizer:core/result-sanitizer@0.1.0/strategy": [#[serde(rename_all = "snake_case")]],
         "result-sanitizer:core/result-sanitizer@0.1.0/stage": [#[serde(rename_all = "snake_case")]],
-        "result-sanitizer:core/result-sanitizer@0.1.0/sanitize-error": [#[serde(rename_all = "snake_case")]]
+        "result-sanitizer:core/result-sanitizer@0.1.0/sanitize-error": [#[serde(rename_all = "snake_case")]],
+        "result-sanitizer:core/rule-pack@0.1.0/rule-kind": [#[serde(rename_all = "snake_case")]],
+        // A rules file's `[[rules]]` and `[[budgets]]` entries deserialize
+        // into these types directly (host/src/pack_build.rs): the WIT is the
+        // one list of their fields, and a misspelt key is refused.
+        "result-sanitizer:core/rule-pack@0.1.0/rule": [#[serde(deny_unknown_fields)]],
+        "result-sanitizer:core/rule-pack@0.1.0/budget-override": [#[serde(deny_unknown_fields)]]
+    },
+    // What a rules file may leave out (an `option` member is optional
+    // already): lists empty, numbers 0, flags false, `kind` a secret.
+    additional_member_attributes: {
+        "result-sanitizer:core/rule-pack@0.1.0/rule.description": [#[serde(default)]],
+        "result-sanitizer:core/rule-pack@0.1.0/rule.kind": [#[serde(default = "crate::default_rule_kind", deserialize_with = "crate::rule_kind_by_name")]],
+        "result-sanitizer:core/rule-pack@0.1.0/rule.keywords": [#[serde(default)]],
+        "result-sanitizer:core/rule-pack@0.1.0/rule.secret-group": [#[serde(default)]],
+        "result-sanitizer:core/rule-pack@0.1.0/rule.window": [#[serde(default)]],
+        "result-sanitizer:core/rule-pack@0.1.0/rule.allow-regexes": [#[serde(default)]],
+        "result-sanitizer:core/rule-pack@0.1.0/rule.stopwords": [#[serde(default)]],
+        "result-sanitizer:core/rule-pack@0.1.0/rule.strict-only": [#[serde(default)]]
     },
 });
 
@@ -62,6 +80,20 @@ pub use entry::stream::step as redact_step;
 pub use options::default_options;
 pub use pack::{CompiledPack, RuleSource, StaticRules};
 pub use pipeline::sanitize;
+
+/// The kind of a rule that does not name one: a secret.
+pub(crate) fn default_rule_kind() -> pack_api::RuleKind {
+    pack_api::RuleKind::Secret
+}
+
+/// Reads a `rule-kind` as its name: a string first, then the case, so a
+/// value of another type is reported as such (TOML's own enum reader says
+/// only "wanted string or table").
+pub(crate) fn rule_kind_by_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<pack_api::RuleKind, D::Error> {
+    use serde::Deserialize;
+    let name = String::deserialize(d)?;
+    pack_api::RuleKind::deserialize(serde::de::value::StringDeserializer::<D::Error>::new(name))
+}
 
 /// Exact token count of `text` with the real tokenizer (what a host uses to
 /// recount an output the pipeline returned).

@@ -5,7 +5,16 @@
 //! canonical ABI memory format, and the generated functions just return a
 //! pointer. Layout (sizes, alignments, field and payload offsets) comes
 //! from `wit-parser`'s `SizeAlign` over the embedded WIT, so it cannot drift
-//! from the types. Values arrive as JSON with WIT field names.
+//! from the types.
+//!
+//! Values arrive as JSON in the serde form of the WIT types (what
+//! `serde_json::to_value` makes of the `wit-bindgen` types, and the one
+//! convention of every JSON the pipeline reads or writes): field names and
+//! enum cases in snake_case, so the WIT's `secret-group` is looked up as
+//! `secret_group` and a case `head-tail-lines` as `head_tail_lines`; an
+//! `option` is `null` or its value. (The pipeline crate gives every enum
+//! `rename_all = "snake_case"`; an enum without it fails here, at build
+//! time, as an unknown case.)
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
@@ -80,8 +89,9 @@ impl<'a> Lowerer<'a> {
                             .map(|(o, _)| o.size_wasm32())
                             .collect();
                         for (f, off) in r.fields.iter().zip(offsets) {
-                            let v = obj.get(&f.name).ok_or_else(|| anyhow!("missing field `{}`", f.name))?;
-                            self.store(&f.ty, v, addr + off as u32).with_context(|| format!("field `{}`", f.name))?;
+                            let key = serde_name(&f.name);
+                            let v = obj.get(&key).ok_or_else(|| anyhow!("missing field `{key}`"))?;
+                            self.store(&f.ty, v, addr + off as u32).with_context(|| format!("field `{key}`"))?;
                         }
                     }
                     TypeDefKind::List(elem) => {
@@ -109,7 +119,7 @@ impl<'a> Lowerer<'a> {
                         let i = e
                             .cases
                             .iter()
-                            .position(|c| c.name == name)
+                            .position(|c| serde_name(&c.name) == name)
                             .ok_or_else(|| anyhow!("unknown case `{name}`"))?;
                         if e.cases.len() > 256 {
                             bail!("enums over 256 cases are not supported");
@@ -123,6 +133,11 @@ impl<'a> Lowerer<'a> {
         }
         Ok(())
     }
+}
+
+/// The serde (snake_case) form of a WIT name: `secret-group` → `secret_group`.
+fn serde_name(wit: &str) -> String {
+    wit.replace('-', "_")
 }
 
 fn num(v: &Value) -> Result<u64> {

@@ -8,9 +8,12 @@
 //! 1. parses and validates the TOML rules file (every regex is regex-lite
 //!    syntax and compiles in the pipeline's engine; every rule's `examples`
 //!    are redacted by the pipeline's redaction and its `counter_examples`
-//!    are not), reporting `file:line` for each problem;
+//!    are not), reporting `file:line` for each problem. A `[[rules]]` entry
+//!    is the WIT's `rule` (plus its examples) and a `[[budgets]]` entry its
+//!    `budget-override`, deserialized as those types: the WIT is the one
+//!    list of their keys;
 //! 2. lays `pack-info` and `rule-set` out in canonical ABI form
-//!    ([`crate::abi`]) as one data segment;
+//!    ([`crate::abi`], from their serde form) as one data segment;
 //! 3. emits a core module with `wasm-encoder`: four exported functions that
 //!    return pointers into that segment, a bump `cabi_realloc`, and a
 //!    post-return that resets it (so a long-lived instance never grows);
@@ -27,7 +30,7 @@ use std::fmt;
 
 use anyhow::{anyhow, Context, Result};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 use toml::Spanned;
 use wasm_encoder::{
     BlockType, CodeSection, ConstExpr, DataSection, ExportKind, ExportSection, Function, FunctionSection,
@@ -38,6 +41,9 @@ use wit_parser::{Type, TypeDefKind, WorldItem, WorldKey};
 
 use result_sanitizer_pipeline::pack_api as g;
 
+mod rule_entry;
+
+pub use self::rule_entry::RuleEntry;
 use crate::manifest::Manifest;
 use crate::wit::{self, RULE_PACK_INTERFACE, WIT_VERSION};
 
@@ -70,66 +76,6 @@ pub struct Allowlist {
     pub stopwords: Vec<String>,
 }
 
-/// One `[[budgets]]` entry.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BudgetToml {
-    /// Tool name or `*`.
-    pub tool: String,
-    /// Byte cap.
-    pub max_bytes: Option<u64>,
-    /// Char budget.
-    pub max_chars: Option<u32>,
-    /// Token budget.
-    pub max_tokens: Option<u32>,
-}
-
-/// One `[[rules]]` entry.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RuleToml {
-    /// Rule id.
-    pub id: String,
-    /// One line.
-    #[serde(default)]
-    pub description: String,
-    /// `secret` or `path`.
-    #[serde(default = "default_kind")]
-    pub kind: String,
-    /// Regex, in regex-lite's syntax.
-    pub regex: String,
-    /// Keywords (lower case).
-    #[serde(default)]
-    pub keywords: Vec<String>,
-    /// Capture group of the secret.
-    #[serde(default)]
-    pub secret_group: u32,
-    /// Minimum entropy.
-    pub entropy: Option<f32>,
-    /// Window around keyword hits.
-    #[serde(default)]
-    pub window: u32,
-    /// Rule allowlist.
-    #[serde(default)]
-    pub allow_regexes: Vec<String>,
-    /// Stopwords.
-    #[serde(default)]
-    pub stopwords: Vec<String>,
-    /// Generic rule: skipped in lenient (documentation) mode.
-    #[serde(default)]
-    pub strict_only: bool,
-    /// Texts the rule must redact.
-    #[serde(default)]
-    pub examples: Vec<String>,
-    /// Texts the rule must leave alone.
-    #[serde(default)]
-    pub counter_examples: Vec<String>,
-}
-
-fn default_kind() -> String {
-    "secret".into()
-}
-
 /// A whole rules file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -143,15 +89,16 @@ pub struct RulesFile {
     /// Literal tenant path roots.
     #[serde(default)]
     pub path_roots: Vec<String>,
-    /// Per-tool budgets.
+    /// Per-tool budgets, as the WIT's `budget-override`.
     #[serde(default)]
-    pub budgets: Vec<BudgetToml>,
+    pub budgets: Vec<g::BudgetOverride>,
     /// Tools redacted in lenient (documentation) mode.
     #[serde(default)]
     pub lenient_tools: Vec<String>,
-    /// Rules, with their position in the file.
+    /// Rules (the WIT's `rule`, plus examples), with their position in the
+    /// file.
     #[serde(default)]
-    pub rules: Vec<Spanned<RuleToml>>,
+    pub rules: Vec<Spanned<RuleEntry>>,
 }
 
 /// Problems found in a rules file, each with its `file:line`.
@@ -190,18 +137,20 @@ impl RulesFile {
     /// Parses `text` (named `file` in errors) and validates every rule.
     pub fn parse(file: &str, text: &str) -> Result<Self, RulesError> {
         let parsed: RulesFile = toml::from_str(text).map_err(|e| {
-            let line = e.span().map_or(0, |s| line_of(text, s.start));
-            RulesError { problems: vec![format!("{file}:{line}: {}", e.message())] }
+            let at = e.span().map(|s| s.start);
+            let line = at.map_or(0, |a| line_of(text, a));
+            let rule = at.and_then(|a| rule_id_at(text, a)).map(|id| format!("rule `{id}`: ")).unwrap_or_default();
+            RulesError { problems: vec![format!("{file}:{line}: {rule}{}", e.message())] }
         })?;
         let mut problems = Vec::new();
         let mut ids = BTreeSet::new();
         for r in &parsed.rules {
             let line = line_of(text, r.span().start);
-            let at = |m: String| format!("{file}:{line}: rule `{}`: {m}", r.get_ref().id);
+            let at = |m: String| format!("{file}:{line}: rule `{}`: {m}", r.get_ref().rule.id);
             for p in parsed.check_rule(r.get_ref()) {
                 problems.push(at(p));
             }
-            if !ids.insert(r.get_ref().id.clone()) {
+            if !ids.insert(r.get_ref().rule.id.clone()) {
                 problems.push(at("duplicate id".into()));
             }
         }
@@ -229,13 +178,11 @@ impl RulesFile {
     }
 
     /// Problems of one rule (empty when it is sound).
-    fn check_rule(&self, r: &RuleToml) -> Vec<String> {
+    fn check_rule(&self, entry: &RuleEntry) -> Vec<String> {
+        let r = &entry.rule;
         let mut p = Vec::new();
         if r.id.is_empty() || !r.id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
             p.push("id must be non-empty lower-case letters, digits and '-'".into());
-        }
-        if r.kind != "secret" && r.kind != "path" {
-            p.push(format!("kind must be \"secret\" or \"path\", not {:?}", r.kind));
         }
         if r.keywords.is_empty() {
             p.push("needs at least one keyword: the regex runs only near keyword hits".into());
@@ -245,14 +192,14 @@ impl RulesFile {
                 p.push(format!("keyword {k:?} must be non-empty and lower case"));
             }
         }
-        if r.examples.is_empty() {
+        if entry.examples.is_empty() {
             p.push("needs at least one example it must redact".into());
         }
-        if r.counter_examples.is_empty() {
+        if entry.counter_examples.is_empty() {
             p.push("needs at least one counter_example it must leave alone".into());
         }
         let set = g::RuleSet {
-            rules: vec![to_guest_rule(r)],
+            rules: vec![r.clone()],
             allow_regexes: self.allowlist.regexes.clone(),
             stopwords: self.allowlist.stopwords.clone(),
             path_roots: vec![],
@@ -266,12 +213,12 @@ impl RulesFile {
         let finds = |text: &str| {
             result_sanitizer_pipeline::rule_findings(&set, text).is_ok_and(|f| f.iter().any(|s| s.rule_id == r.id))
         };
-        for (i, ex) in r.examples.iter().enumerate() {
+        for (i, ex) in entry.examples.iter().enumerate() {
             if !finds(ex) {
                 p.push(format!("example {} is not redacted by this rule", i + 1));
             }
         }
-        for (i, ex) in r.counter_examples.iter().enumerate() {
+        for (i, ex) in entry.counter_examples.iter().enumerate() {
             if finds(ex) {
                 p.push(format!("counter_example {} is redacted by this rule", i + 1));
             }
@@ -284,13 +231,14 @@ impl RulesFile {
     /// defaults unless built with `--no-defaults`. Ids must not clash.
     pub fn over_defaults(self) -> Result<Self, RulesError> {
         let mut base = Self::parse("rules/default.toml (embedded)", DEFAULT_RULES)?;
-        let ids: BTreeSet<String> = base.rules.iter().map(|r| r.get_ref().id.clone()).collect();
+        let ids: BTreeSet<String> = base.rules.iter().map(|r| r.get_ref().rule.id.clone()).collect();
         let clashes: Vec<String> = self
             .rules
             .iter()
-            .filter(|r| ids.contains(&r.get_ref().id))
+            .filter(|r| ids.contains(&r.get_ref().rule.id))
             .map(|r| {
-                format!("rule `{}` has the id of a default rule; rename it or build with --no-defaults", r.get_ref().id)
+                let id = &r.get_ref().rule.id;
+                format!("rule `{id}` has the id of a default rule; rename it or build with --no-defaults")
             })
             .collect();
         if !clashes.is_empty() {
@@ -309,20 +257,11 @@ impl RulesFile {
     /// The rule set as the pipeline's type (for native use and tests).
     pub fn to_rule_set(&self) -> g::RuleSet {
         g::RuleSet {
-            rules: self.rules.iter().map(|r| to_guest_rule(r.get_ref())).collect(),
+            rules: self.rules.iter().map(|r| r.get_ref().rule.clone()).collect(),
             allow_regexes: self.allowlist.regexes.clone(),
             stopwords: self.allowlist.stopwords.clone(),
             path_roots: self.path_roots.clone(),
-            budgets: self
-                .budgets
-                .iter()
-                .map(|b| g::BudgetOverride {
-                    tool: b.tool.clone(),
-                    max_bytes: b.max_bytes,
-                    max_chars: b.max_chars,
-                    max_tokens: b.max_tokens,
-                })
-                .collect(),
+            budgets: self.budgets.clone(),
             lenient_tools: self.lenient_tools.clone(),
         }
     }
@@ -343,45 +282,18 @@ impl RulesFile {
     }
 }
 
-fn to_guest_rule(r: &RuleToml) -> g::Rule {
-    g::Rule {
-        id: r.id.clone(),
-        description: r.description.clone(),
-        kind: if r.kind == "path" { g::RuleKind::Path } else { g::RuleKind::Secret },
-        regex: r.regex.clone(),
-        keywords: r.keywords.clone(),
-        secret_group: r.secret_group,
-        entropy: r.entropy,
-        window: r.window,
-        allow_regexes: r.allow_regexes.clone(),
-        stopwords: r.stopwords.clone(),
-        strict_only: r.strict_only,
-    }
-}
-
-/// JSON (WIT field names) of a rule set, for lowering.
-fn rule_set_json(set: &g::RuleSet) -> Value {
-    let rules: Vec<Value> = set
-        .rules
-        .iter()
-        .map(|r| {
-            json!({
-                "id": r.id, "description": r.description,
-                "kind": match r.kind { g::RuleKind::Secret => "secret", g::RuleKind::Path => "path" },
-                "regex": r.regex, "keywords": r.keywords, "secret-group": r.secret_group,
-                "entropy": r.entropy, "window": r.window,
-                "allow-regexes": r.allow_regexes, "stopwords": r.stopwords, "strict-only": r.strict_only,
-            })
-        })
-        .collect();
-    let budgets: Vec<Value> = set
-        .budgets
-        .iter()
-        .map(
-            |b| json!({"tool": b.tool, "max-bytes": b.max_bytes, "max-chars": b.max_chars, "max-tokens": b.max_tokens}),
-        )
-        .collect();
-    json!({"rules": rules, "allow-regexes": set.allow_regexes, "stopwords": set.stopwords, "path-roots": set.path_roots, "budgets": budgets, "lenient-tools": set.lenient_tools})
+/// The id of the `[[rules]]` entry that byte `at` of `text` falls in, if it
+/// has one (names the rule in an error the TOML deserializer reports).
+fn rule_id_at(text: &str, at: usize) -> Option<String> {
+    let doc = toml::de::DeTable::parse(text).ok()?;
+    let rules = doc.get_ref().get("rules")?.get_ref().as_array()?;
+    rules.iter().find_map(|r| {
+        let table = r.get_ref().as_table()?;
+        // A `[[rules]]` table's span is its header: extend it to its last value.
+        let end = table.values().map(|v| v.span().end).fold(r.span().end, usize::max);
+        (r.span().start..end).contains(&at).then_some(())?;
+        Some(table.get("id")?.get_ref().as_str()?.to_string())
+    })
 }
 
 /// Builds a pack component from a validated rules file.
@@ -426,12 +338,16 @@ pub fn build_with_code(rules: &RulesFile, id: &PackIdentity, detect: Option<Dete
 
     const BASE: u32 = 16;
     let mut low = crate::abi::Lowerer::new(&resolve, BASE);
-    let info = json!({
-        "name": id.name, "version": id.version, "tenant": id.tenant,
-        "wit-version": WIT_VERSION, "description": id.description,
-    });
-    let info_ptr = low.lower(&info_ty, &info)?;
-    let rules_ptr = low.lower(&rules_ty, &rule_set_json(&set))?;
+    let info = g::PackInfo {
+        name: id.name.clone(),
+        version: id.version.clone(),
+        tenant: id.tenant.clone(),
+        wit_version: WIT_VERSION.into(),
+        description: id.description.clone(),
+    };
+    // The values in their serde form, which `Lowerer` reads (see `abi`).
+    let info_ptr = low.lower(&info_ty, &serde_json::to_value(&info)?)?;
+    let rules_ptr = low.lower(&rules_ty, &serde_json::to_value(&set)?)?;
     let empty_list_ptr = low.lower(&detect_ty, &json!([]))?;
     let data = std::mem::take(&mut low.mem);
     let heap_base = (BASE as usize + data.len()).div_ceil(16) * 16;

@@ -95,7 +95,7 @@ fn pipeline_fuel_is_enforced_too() {
 fn a_pack_whose_regex_does_not_compile_is_a_typed_error() {
     // Bypass the builder's validation, as a hostile pack would.
     let mut rules = RulesFile::parse("p.toml", "[pack]\nname='broken'\nversion='1'\ntenant='*'\n").unwrap();
-    let bad: pack_build::RuleToml = toml::from_str(
+    let bad: pack_build::RuleEntry = toml::from_str(
         "id = 'broken'\nregex = '(unclosed'\nkeywords = ['x']\nexamples = ['x']\ncounter_examples = ['y']\n",
     )
     .unwrap();

@@ -88,3 +88,43 @@ impl CompiledPack {
         }
     }
 }
+
+/// Packs for unit tests.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::{CompiledPack, StaticRules};
+    use crate::pack_api::{PackInfo, Rule, RuleSet};
+
+    /// A rule set of `rules` and nothing else.
+    pub(crate) fn rule_set(rules: Vec<Rule>) -> RuleSet {
+        RuleSet {
+            rules,
+            allow_regexes: vec![],
+            stopwords: vec![],
+            path_roots: vec![],
+            budgets: vec![],
+            lenient_tools: vec![],
+        }
+    }
+
+    /// A pack identity.
+    pub(crate) fn info() -> PackInfo {
+        PackInfo {
+            name: "t".into(),
+            version: "0".into(),
+            tenant: "*".into(),
+            wit_version: "0.1.0".into(),
+            description: String::new(),
+        }
+    }
+
+    /// A compiled pack of `rules`.
+    pub(crate) fn pack(rules: Vec<Rule>) -> CompiledPack {
+        CompiledPack::new(Box::new(StaticRules { info: info(), rules: rule_set(rules) })).unwrap()
+    }
+
+    /// A rule from its TOML-like fields (the rest take their defaults).
+    pub(crate) fn rule(fields: serde_json::Value) -> Rule {
+        serde_json::from_value(fields).unwrap()
+    }
+}

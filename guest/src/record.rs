@@ -184,27 +184,12 @@ impl RecordBuilder {
 mod tests {
     use super::*;
     use crate::options::{default_options, resolve};
-    use crate::pack_api::RuleSet;
+    use crate::pack::fixtures;
 
     fn builder() -> RecordBuilder {
-        let rules = RuleSet {
-            rules: vec![],
-            allow_regexes: vec![],
-            stopwords: vec![],
-            path_roots: vec![],
-            budgets: vec![],
-            lenient_tools: vec![],
-        };
         let opts = default_options();
-        let budget = resolve(&opts, &rules).unwrap();
-        let info = PackInfo {
-            name: "p".into(),
-            version: "1".into(),
-            tenant: "*".into(),
-            wit_version: "0.1.0".into(),
-            description: String::new(),
-        };
-        RecordBuilder::new(&opts, &budget, &info, 10)
+        let budget = resolve(&opts, &fixtures::rule_set(vec![])).unwrap();
+        RecordBuilder::new(&opts, &budget, &fixtures::info(), 10)
     }
 
     #[test]
@@ -222,7 +207,7 @@ mod tests {
         );
         let s = r.structure.unwrap();
         assert_eq!((s.items, s.error_lines), (5, 3));
-        assert_eq!((r.output_chars, r.output_tokens, r.truncated, r.pack_name.as_str()), (5, Some(2), true, "p"));
+        assert_eq!((r.output_chars, r.output_tokens, r.truncated, r.pack_name.as_str()), (5, Some(2), true, "t"));
         assert_eq!(r.stages.len(), 1);
     }
 

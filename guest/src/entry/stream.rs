@@ -88,39 +88,13 @@ fn floor_char(s: &str, mut i: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pack::{CompiledPack, StaticRules};
-    use crate::pack_api::{PackInfo, Rule, RuleKind, RuleSet};
+    use crate::pack::fixtures;
+    use crate::pack::CompiledPack;
 
     fn pack() -> CompiledPack {
-        let rule = Rule {
-            id: "tok".into(),
-            description: String::new(),
-            kind: RuleKind::Secret,
-            regex: r"\b(tok_[a-z0-9]{20})\b".into(),
-            keywords: vec!["tok_".into()],
-            secret_group: 1,
-            entropy: None,
-            window: 0,
-            allow_regexes: vec![],
-            stopwords: vec![],
-            strict_only: false,
-        };
-        let info = PackInfo {
-            name: "t".into(),
-            version: "0".into(),
-            tenant: "*".into(),
-            wit_version: "0.1.0".into(),
-            description: String::new(),
-        };
-        let rules = RuleSet {
-            rules: vec![rule],
-            allow_regexes: vec![],
-            stopwords: vec![],
-            path_roots: vec![],
-            budgets: vec![],
-            lenient_tools: vec![],
-        };
-        CompiledPack::new(Box::new(StaticRules { info, rules })).unwrap()
+        fixtures::pack(vec![fixtures::rule(serde_json::json!({
+            "id": "tok", "regex": r"\b(tok_[a-z0-9]{20})\b", "keywords": ["tok_"], "secret_group": 1
+        }))])
     }
 
     /// Drives `step` the way a host does, with the given chunk size.

@@ -111,25 +111,5 @@ pub fn token_upper_bound(encoding: api::Encoding, text: &str) -> usize {
 /// the rule format does not accept; the pack builder runs it so that a bad
 /// rule fails at build time, not on its first match.
 pub fn check_rule_set(set: &pack_api::RuleSet) -> Result<(), String> {
-    stages::redact::Ruleset::compile(set).and_then(|r| r.compile_all())
-}
-
-/// Rule ids and byte spans that the rules of `set` find in `text` (the first
-/// redaction pass in strict mode, before spans are merged); the pack builder
-/// checks each rule's examples with it.
-pub fn rule_findings(set: &pack_api::RuleSet, text: &str) -> Result<Vec<pack_api::Finding>, String> {
-    let info = pack_api::PackInfo {
-        name: String::new(),
-        version: String::new(),
-        tenant: String::new(),
-        wit_version: String::new(),
-        description: String::new(),
-    };
-    let pack = CompiledPack::new(Box::new(StaticRules { info, rules: set.clone() })).map_err(|e| match e {
-        api::SanitizeError::InvalidPack(m)
-        | api::SanitizeError::InvalidOptions(m)
-        | api::SanitizeError::InvalidInput(m) => m,
-    })?;
-    let found = pack.findings(text);
-    pack.ruleset.error().map_or(Ok(found), Err)
+    CompiledPack::from_rule_set(set.clone())?.check_all()
 }

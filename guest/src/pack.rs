@@ -68,6 +68,27 @@ impl CompiledPack {
         Ok(Self { info, ruleset, rules, source, has_detect })
     }
 
+    /// A pack of plain rules with an empty identity (what the pack builder
+    /// checks a rules file with).
+    pub fn from_rule_set(rules: RuleSet) -> Result<Self, String> {
+        let info = PackInfo {
+            name: String::new(),
+            version: String::new(),
+            tenant: String::new(),
+            wit_version: String::new(),
+            description: String::new(),
+        };
+        Self::new(Box::new(StaticRules { info, rules })).map_err(|e| match e {
+            SanitizeError::InvalidPack(m) | SanitizeError::InvalidOptions(m) | SanitizeError::InvalidInput(m) => m,
+        })
+    }
+
+    /// Compiles every regex now (rules are otherwise compiled on their first
+    /// keyword hit) and refuses what the rule format does not accept.
+    pub fn check_all(&self) -> Result<(), String> {
+        self.ruleset.compile_all()
+    }
+
     /// What the first redaction pass finds in `text` (strict mode, custom
     /// findings included, before spans are merged): rule id and byte span.
     pub fn findings(&self, text: &str) -> Vec<Finding> {

@@ -25,6 +25,7 @@
 //! The result is a few KB, imports nothing, and runs no code but those
 //! constant returns. Packs with code start from `examples/pack-template`.
 
+use result_sanitizer_pipeline::CompiledPack;
 use std::collections::BTreeSet;
 use std::fmt;
 
@@ -206,13 +207,16 @@ impl RulesFile {
             budgets: vec![],
             lenient_tools: vec![],
         };
-        if let Err(e) = result_sanitizer_pipeline::check_rule_set(&set) {
-            p.push(e);
-            return p;
-        }
-        let finds = |text: &str| {
-            result_sanitizer_pipeline::rule_findings(&set, text).is_ok_and(|f| f.iter().any(|s| s.rule_id == r.id))
+        // One compiled pack per rule, its regexes all compiled, checks every
+        // example.
+        let compiled = match CompiledPack::from_rule_set(set).and_then(|c| c.check_all().map(|()| c)) {
+            Ok(c) => c,
+            Err(e) => {
+                p.push(e);
+                return p;
+            }
         };
+        let finds = |text: &str| compiled.findings(text).iter().any(|s| s.rule_id == r.id);
         for (i, ex) in entry.examples.iter().enumerate() {
             if !finds(ex) {
                 p.push(format!("example {} is not redacted by this rule", i + 1));

@@ -3,25 +3,31 @@
 //! # Model
 //!
 //! A tool finished; its output is unbounded, untrusted and may hold secrets.
-//! [`pipeline::sanitize`] turns it into one tool message, in fixed stages,
-//! each bounded and each able to fail on its own:
+//! [`sanitize`] turns it into one tool message, in fixed stages, each
+//! bounded and each in its own module under `stages/` (the order is
+//! `pipeline.rs`, and the WIT's `stage` enum names them):
 //!
 //! ```text
-//! raw bytes ─► triage ─► byte_cap ─► redact ─► char_budget ─► token_budget ─► wrap ─► final redact
+//! raw bytes ─► triage ─► (mcp | html) ─► byte_cap ─► decode ─► redact (+ defang)
+//!           ─► structure (json | records | char_budget ─► token_budget)
+//!           ─► wrap (each cut rendered with its markers, framed, redacted again)
 //! ```
 //!
-//! Every cut is marked inline with a `[truncated:` marker that says what is
-//! shown, what is not, and how to read the rest, and is counted in a
-//! machine-readable record (`SanitizeRecord`) that travels with the message.
+//! Every cut is marked inline with a `[truncated:` marker (`markup/`) that
+//! says what is shown, what is not, and how to read the rest, and is counted
+//! in a machine-readable record (`record.rs`, the WIT's `sanitize-record`)
+//! that travels with the message.
 //!
 //! The types are generated from the WIT package in `wit/` (the single source
 //! of types) by `wit-bindgen`, for native and wasm builds alike. Rules come
-//! from a rule pack through the [`pack::RuleSource`] trait: in the component
-//! that trait is backed by the imported `rule-pack` interface (see
-//! `component.rs`); natively (tests, fuzzing, benchmarks) by any Rust value.
+//! from a rule pack through the [`RuleSource`] trait: in the component that
+//! trait is backed by the imported `rule-pack` interface (see
+//! `entry/component.rs`); natively (tests, fuzzing, benchmarks) by any Rust
+//! value.
 //!
 //! The crate compiles natively and for `wasm32-unknown-unknown`; the
-//! component glue is a thin layer compiled only for wasm.
+//! component glue is a thin layer compiled only for wasm. The public
+//! surface is what this file re-exports; every module is private.
 
 wit_bindgen::generate!({
     path: "../wit",

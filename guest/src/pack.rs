@@ -90,11 +90,10 @@ impl CompiledPack {
     }
 
     /// What the first redaction pass finds in `text` (strict mode, custom
-    /// findings included, before spans are merged): rule id and byte span.
+    /// findings included, overlapping spans merged): rule id and byte span.
     pub fn findings(&self, text: &str) -> Vec<Finding> {
-        let custom = self.detect(text);
-        self.ruleset
-            .scan(text, &custom)
+        crate::stages::redact::Pass::new(self, false)
+            .spans(text)
             .into_iter()
             .map(|s| Finding { rule_id: s.rule, start: s.start as u32, end: s.end as u32 })
             .collect()

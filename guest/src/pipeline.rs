@@ -12,9 +12,9 @@
 //! original input: each replacing stage keeps an offset map back to its
 //! input (see [`crate::support::located`]).
 
-use crate::api::{ContentClass, InputKind, Options, SanitizeError, Sanitized, Span, Stage};
+use crate::api::{ContentClass, InputKind, Options, SanitizeError, Sanitized, Stage};
 use crate::markup::compose::Compose;
-use crate::markup::marker::{Recall, Totals};
+use crate::markup::marker::Recall;
 use crate::markup::{frame, notice};
 use crate::options;
 use crate::pack::CompiledPack;
@@ -23,7 +23,6 @@ use crate::stages::redact::{Pass, Redacted};
 use crate::stages::structure::{self, Fit};
 use crate::stages::wrap::{self, Extra, Renderer};
 use crate::stages::{byte_cap, decode, html, mcp, triage};
-use crate::strategies::{error_lines, records::Records};
 use crate::support::located::Located;
 use crate::support::tokenizer::Tokenizer;
 
@@ -41,6 +40,7 @@ struct Body {
     /// Size of the whole output, when known.
     total: Option<u64>,
     is_error: bool,
+    class: ContentClass,
 }
 
 /// [`sanitize`], also returning the model-visible text (for round budgets).
@@ -75,6 +75,7 @@ pub(crate) fn sanitize_visible(
                     notes: note.into_iter().collect(),
                     total: None,
                     is_error: false,
+                    class,
                 }
             } else {
                 let text = input.to_vec();
@@ -85,6 +86,7 @@ pub(crate) fn sanitize_visible(
                     notes: Vec::new(),
                     total: opts.total_bytes,
                     is_error: false,
+                    class,
                 }
             }
         }
@@ -101,6 +103,7 @@ pub(crate) fn sanitize_visible(
                 notes: parsed.notes,
                 total,
                 is_error: parsed.is_error,
+                class: ContentClass::Mcp,
             }
         }
     };
@@ -125,24 +128,10 @@ pub(crate) fn sanitize_visible(
     record.text(capped.input_len, capped.original_bytes, capped.cap_hit, stats, recall.call_id.is_some());
 
     // Fit to the budgets, structure first; every attempt is rendered.
-    let base = capped.base;
-    let read = capped.read.len();
-    let totals = Totals {
-        read_bytes: base.byte + read as u64,
-        total_bytes: if capped.cap_hit { capped.total.map(|t| base.byte + t) } else { Some(base.byte + read as u64) },
-        lines: base.line + stats.lines,
-        threshold: format!(
-            "limits {} bytes, {} chars, {} tokens",
-            budget.max_bytes, budget.max_chars, budget.max_tokens
-        ),
-        recall,
-    };
+    let totals = capped.totals(stats.lines, &budget, recall);
     let error_line = tool_error_line(opts, &pass, &mut record);
     let token_budget = budget.max_tokens.saturating_sub(structured_tokens + record.media_tokens());
-    let class = record.current_class();
-    let records = matches!(class, ContentClass::JsonLines | ContentClass::Csv)
-        .then(|| Records::split(&located.text, class == ContentClass::Csv));
-    let errors = if class == ContentClass::Text { error_lines::find(&located.text) } else { Vec::new() };
+    let shapes = structure::shapes(body.class, &located.text);
     let renderer = Renderer {
         compose: Compose {
             p: &located,
@@ -151,10 +140,9 @@ pub(crate) fn sanitize_visible(
             totals: &totals,
             notes: &notes,
             is_empty: located.text.is_empty() && notes.is_empty(),
-            records: records.as_ref(),
-            errors: &errors,
-            // About a tenth of the token budget, at ~4 bytes a token.
-            error_cap: token_budget as usize * 2 / 5,
+            records: shapes.records.as_ref(),
+            errors: &shapes.errors,
+            error_cap: structure::error_cap(token_budget),
         },
         opts,
         pass,
@@ -164,13 +152,13 @@ pub(crate) fn sanitize_visible(
         opts,
         budget: &budget,
         token_budget,
-        class,
+        class: body.class,
         p: &located,
         totals: &totals,
-        read,
+        read: capped.read.len(),
         original_bytes: capped.original_bytes,
         cap_hit: capped.cap_hit,
-        records: records.as_ref(),
+        records: shapes.records.as_ref(),
         renderer: &renderer,
         tok,
     };
@@ -184,14 +172,8 @@ pub(crate) fn sanitize_visible(
     record.strategy(out.strategy, out.cut || capped.cap_hit, out.structure);
     out.kept.into_iter().for_each(|s| record.kept(s));
     out.omitted.into_iter().for_each(|s| record.omitted(s));
-    if capped.cap_hit {
-        let line = base.line + stats.lines.max(1);
-        record.omitted(Span {
-            start_byte: base.byte + read as u64,
-            end_byte: base.byte + capped.original_bytes,
-            start_line: line,
-            end_line: line,
-        });
+    if let Some(unread) = capped.unread_span(stats.lines) {
+        record.omitted(unread);
     }
     let record = record.finish(&out.text, out.tokens);
     let is_error = body.is_error || opts.tool_error.is_some();

@@ -3,8 +3,10 @@
 //! Stages report to a [`RecordBuilder`] as they run (sizes in and out,
 //! replacements by rule, blocks kept from the model); the pipeline then
 //! adds what the chosen strategy kept and omitted and [`RecordBuilder::finish`]
-//! closes it with the output's size. Nothing else constructs a record, so
-//! each field has one writer.
+//! closes it with the output's size. Nothing else constructs a record. The
+//! redaction passes add to [`RecordBuilder::counts`] directly; the one field
+//! set after `finish` is `round`, by `entry/round.rs`, once a round's shares
+//! are known.
 
 use std::collections::BTreeMap;
 
@@ -85,11 +87,6 @@ impl RecordBuilder {
     /// Triage decided the class.
     pub fn class(&mut self, class: ContentClass) {
         self.rec.class = class;
-    }
-
-    /// The class triage decided.
-    pub fn current_class(&self) -> ContentClass {
-        self.rec.class
     }
 
     /// Estimated tokens of the media passed through.

@@ -3,9 +3,9 @@
 //! Request: `{"input": "<text>"}` or `{"input_base64": "<base64>"}`, plus
 //! `"options": {...}` with any subset of the `options` record (missing
 //! fields take their defaults). Response: `{"Ok": <sanitized>}` or
-//! `{"Err": <sanitize-error>}`. JSON names are the WIT names with `-`
-//! replaced by `_`; enum cases and variant tags are the WIT names in
-//! UpperCamelCase (`"format": "Openai"`, `"encoding": "Cl100kBase"`).
+//! `{"Err": <sanitize-error>}`. JSON names, enum cases and variant tags
+//! alike are the WIT names with `-` replaced by `_` (`"format": "openai"`,
+//! `"encoding": "cl100k_base"`, `{"Err": {"invalid_options": "..."}}`).
 
 use base64::Engine;
 use serde::Deserialize;

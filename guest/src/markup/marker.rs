@@ -95,6 +95,11 @@ pub struct Totals {
     pub recall: Recall,
 }
 
+/// The budgets, as the header states them.
+pub fn threshold(b: &crate::api::Budget) -> String {
+    format!("limits {} bytes, {} chars, {} tokens", b.max_bytes, b.max_chars, b.max_tokens)
+}
+
 /// First line of a truncated output: it is partial, and cuts are marked.
 pub fn header(t: &Totals, parts: usize, shown_bytes: u64) -> String {
     let of = match t.total_bytes {

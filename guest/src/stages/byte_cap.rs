@@ -4,7 +4,8 @@
 //! tokenizer). Hosts cap while reading and stop reading at the cap; the
 //! pipeline caps again so that a host that did not still gets a bound.
 
-use crate::api::{Slice, SliceUnit};
+use crate::api::{Budget, Slice, SliceUnit, Span};
+use crate::markup::marker::{self, Recall, Totals};
 use crate::support::located::Base;
 
 /// What the cap let through.
@@ -21,6 +22,32 @@ pub(crate) struct Capped<'i> {
     pub original_bytes: u64,
     /// The cap cut the input.
     pub cap_hit: bool,
+}
+
+impl Capped<'_> {
+    /// Sizes of the whole output for the markers, given the lines of the
+    /// text read.
+    pub(crate) fn totals(&self, lines: u64, budget: &Budget, recall: Recall) -> Totals {
+        let (base, read) = (self.base, self.read.len() as u64);
+        Totals {
+            read_bytes: base.byte + read,
+            total_bytes: if self.cap_hit { self.total.map(|t| base.byte + t) } else { Some(base.byte + read) },
+            lines: base.line + lines,
+            threshold: marker::threshold(budget),
+            recall,
+        }
+    }
+
+    /// The span the cap left unread, when it cut (on the last line read).
+    pub(crate) fn unread_span(&self, lines: u64) -> Option<Span> {
+        let line = self.base.line + lines.max(1);
+        self.cap_hit.then(|| Span {
+            start_byte: self.base.byte + self.read.len() as u64,
+            end_byte: self.base.byte + self.original_bytes,
+            start_line: line,
+            end_line: line,
+        })
+    }
 }
 
 /// Applies the cap to `input` (or to the part a recall's `slice` names).

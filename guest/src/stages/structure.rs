@@ -17,8 +17,8 @@ use crate::record::{no_cuts, Counts, RecordBuilder};
 use crate::stages::char_budget::{self, Cut};
 use crate::stages::token_budget;
 use crate::stages::wrap::{Rendered, Renderer};
-use crate::strategies::json;
 use crate::strategies::records::{self, Records};
+use crate::strategies::{error_lines, json};
 use crate::support::located::Located;
 use crate::support::text;
 use crate::support::tokenizer::Tokenizer;
@@ -69,6 +69,30 @@ pub(crate) struct Fit<'a> {
     pub renderer: &'a Renderer<'a>,
     /// The tokenizer.
     pub tok: Tokenizer,
+}
+
+/// What the strategies need to know of the text's shape: its records (JSON
+/// lines, CSV) or its error-looking lines (plain text, logs).
+pub(crate) struct Shapes {
+    /// Records of JSON lines and CSV.
+    pub records: Option<Records>,
+    /// Error-looking lines (byte ranges) of plain text.
+    pub errors: Vec<(usize, usize)>,
+}
+
+/// Finds the shape of `text` that its class's strategy uses.
+pub(crate) fn shapes(class: ContentClass, text: &str) -> Shapes {
+    let records = matches!(class, ContentClass::JsonLines | ContentClass::Csv)
+        .then(|| Records::split(text, class == ContentClass::Csv));
+    let errors = if class == ContentClass::Text { error_lines::find(text) } else { Vec::new() };
+    Shapes { records, errors }
+}
+
+/// Bytes the rescued error lines may take: about a tenth of the token
+/// budget, at ~4 bytes a token (the render that holds them is counted
+/// exactly anyway).
+pub(crate) fn error_cap(token_budget: u32) -> usize {
+    token_budget as usize * 2 / 5
 }
 
 /// Fits the text with the strategy its class calls for.

@@ -52,7 +52,7 @@
 //! which tiktoken-rs already links into the component; all other texts on
 //! regex-lite. regex-lite has only a PikeVM: on text where every line holds
 //! a secret it held redaction to 1.9× gitleaks' speed, the lazy DFA here
-//! to 14× (BENCHMARKS.md). But an instance that uses the `regex` crate
+//! to 14× (docs/benchmarks.md). But an instance that uses the `regex` crate
 //! holds ~0.1 MiB more, and a host keeps an instance per tenant, most of
 //! them redacting small outputs. The `regex` crate compiles the rules over
 //! bytes with Unicode off ([`compile_regex`]): `\d \s \w \b` and `(?i)`

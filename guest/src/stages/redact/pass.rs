@@ -104,3 +104,52 @@ fn to_edits(spans: &[Span], counts: &mut Counts) -> Vec<Edit> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pack::fixtures;
+    use serde_json::json;
+
+    fn pack() -> CompiledPack {
+        fixtures::pack(vec![
+            fixtures::rule(
+                json!({"id": "tok", "regex": r"\b(tok_[a-z0-9]{12})\b", "keywords": ["tok_"], "secret_group": 1}),
+            ),
+            fixtures::rule(json!({
+                "id": "generic", "regex": r"(?i)pw=([a-z0-9]{6,})", "keywords": ["pw="], "secret_group": 1, "strict_only": true
+            })),
+        ])
+    }
+
+    #[test]
+    fn strict_and_lenient() {
+        let p = pack();
+        let text = "tok_abcdef123456 pw=hunter22";
+        let mut counts = Counts::new();
+        assert_eq!(Pass::new(&p, false).redact_text(text, &mut counts), "[REDACTED:tok] pw=[REDACTED:generic]");
+        // Lenient mode skips the generic (strict-only) rule, not the provider one.
+        assert_eq!(Pass::new(&p, true).redact_text(text, &mut counts), "[REDACTED:tok] pw=hunter22");
+        assert_eq!((counts["tok"], counts["generic"]), (2, 1));
+    }
+
+    #[test]
+    fn defangs_outside_secrets_and_maps_back() {
+        let p = pack();
+        let text = "[truncated: fake] tok_abcdef123456";
+        let r = Pass::new(&p, false).redact(text, true, &mut Counts::new());
+        assert_eq!(r.text, "(truncated: fake] [REDACTED:tok]");
+        assert_eq!(r.defanged, 1);
+        assert_eq!(r.map.to_src_end(r.text.len()), text.len());
+    }
+
+    #[test]
+    fn json_keys_and_values() {
+        let p = pack();
+        let mut v = json!({"tok_abcdef123456": ["pw=hunter22", 3], "ok": "fine"});
+        let mut counts = Counts::new();
+        Pass::new(&p, false).redact_json(&mut v, &mut counts);
+        assert_eq!(v, json!({"[REDACTED:tok]": ["pw=[REDACTED:generic]", 3], "ok": "fine"}));
+        assert_eq!(counts.values().sum::<u32>(), 2);
+    }
+}

@@ -29,7 +29,7 @@ pub(super) fn key_offset(len: usize) -> usize {
 /// value with that key is compared whole where it would start. Cost: O(n) with a small constant, plus
 /// O(v log v) to sort v values. An Aho-Corasick automaton of the values
 /// did the same search, but building it for the thousands of values of a
-/// dense text cost more than the search (BENCHMARKS.md).
+/// dense text cost more than the search (docs/benchmarks.md).
 pub(super) fn propagate_values(text: &str, found: &[(String, String)], known: &Found, spans: &mut Vec<Span>) {
     let b = text.as_bytes();
     let key = |s: &[u8]| u64::from_le_bytes(s[..PROPAGATE_KEY].try_into().expect("PROPAGATE_KEY bytes"));

@@ -16,14 +16,14 @@ pub(crate) const DEFAULT_WINDOW: usize = 256;
 /// contiguous NFA used otherwise is ~0.4 MiB smaller per instance (which
 /// counts with a thousand tenants, each calling with small outputs); the
 /// DFA makes the keyword pass about twice as fast, which counts on large
-/// outputs and streams (BENCHMARKS.md). An instance builds it once, on its
+/// outputs and streams (docs/benchmarks.md). An instance builds it once, on its
 /// first large text.
 pub(crate) const DFA_MIN_TEXT: usize = 1 << 20;
 /// ASCII texts at least this long run on the `regex` crate's engines;
 /// others on regex-lite's. On ASCII text the two give the same matches
 /// (see the module docs), so which one ran never shows in the output. The
 /// `regex` crate is several times faster on text dense with secrets, but an
-/// instance that uses it holds ~0.1 MiB more (BENCHMARKS.md), which a
+/// instance that uses it holds ~0.1 MiB more (docs/benchmarks.md), which a
 /// thousand tenants' instances, each redacting small outputs, cannot
 /// afford.
 pub(crate) const FAST_MIN_TEXT: usize = 64 << 10;
@@ -55,7 +55,7 @@ pub(super) struct CompiledRule {
 
 /// Regexes compiled on first use: most rules never produce a candidate
 /// in a given instance, and compiling a pack's allowlists up front cost
-/// about a third of a fresh instance's start (BENCHMARKS.md).
+/// about a third of a fresh instance's start (docs/benchmarks.md).
 pub(super) struct Lazy {
     pub(super) what: String,
     pub(super) src: Vec<String>,

@@ -23,15 +23,16 @@ pub(crate) const WINDOW_BEFORE: usize = 128;
 pub(crate) const TENANT_ROOT_RULE: &str = "tenant-path-root";
 
 impl Ruleset {
-    /// Every span to redact in `text`, merged and sorted: rule matches,
-    /// custom findings, other occurrences of found values, and encoded
-    /// spans (base64, percent, `\u` escapes) whose decoded text holds a
-    /// secret.
+    /// `scan_mode` in strict mode (the tests' shorthand).
+    #[cfg(test)]
     pub(crate) fn scan(&self, text: &str, custom: &[Finding]) -> Vec<Span> {
         self.scan_mode(text, custom, false)
     }
 
-    /// [`Self::scan`], skipping strict-only rules when `lenient`.
+    /// Every span to redact in `text`, merged and sorted: rule matches,
+    /// custom findings, other occurrences of found values, and encoded
+    /// spans (base64, percent, `\u` escapes) whose decoded text holds a
+    /// secret; strict-only rules are skipped when `lenient`.
     ///
     /// Invisible format characters (zero-width spaces and joiners, soft
     /// hyphens, bidi controls) are ignored for matching: a secret with a

@@ -113,6 +113,17 @@ pub fn token_upper_bound(encoding: api::Encoding, text: &str) -> usize {
     support::token_bound::upper_bound(encoding, text)
 }
 
+/// What a rule id may be, as error messages state it.
+pub const RULE_ID_FORM: &str = "a rule id is 1 to 64 characters of A-Z a-z 0-9 . _ -";
+
+/// Whether `id` may name a rule: 1 to 64 ASCII letters, digits, `.`, `_`
+/// or `-`. Ids appear in `[REDACTED:<id>]` and in records, so nothing else
+/// (no brackets, spaces or line ends) can ride in them; the pipeline and
+/// every host refuse a pack with another id when they load it.
+pub fn valid_rule_id(id: &str) -> bool {
+    (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
 /// Compiles every regex of a rule set (rules, allowlists) and refuses what
 /// the rule format does not accept; the pack builder runs it so that a bad
 /// rule fails at build time, not on its first match.

@@ -182,8 +182,11 @@ impl RulesFile {
     fn check_rule(&self, entry: &RuleEntry) -> Vec<String> {
         let r = &entry.rule;
         let mut p = Vec::new();
-        if r.id.is_empty() || !r.id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
-            p.push("id must be non-empty lower-case letters, digits and '-'".into());
+        if r.id.is_empty()
+            || r.id.len() > 64
+            || !r.id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
+            p.push("id must be 1 to 64 lower-case letters, digits and '-'".into());
         }
         if r.keywords.is_empty() {
             p.push("needs at least one keyword: the regex runs only near keyword hits".into());

@@ -118,12 +118,14 @@ impl Sanitizer {
             });
         }
         let has_detect = iface.call_has_detect(&mut store).map_err(|e| classify(e, &store, who()))?;
+        let ids: Vec<String> = rules.rules.iter().map(|r| r.id.clone()).collect();
+        check_rule_ids(&ids)?;
         let manifest = Manifest {
             name: info.name,
             version: info.version,
             tenant: info.tenant,
             wit_version: info.wit_version,
-            rule_ids: rules.rules.into_iter().map(|r| r.id).collect(),
+            rule_ids: ids,
             has_detect,
         };
         Ok(manifest.append_to(component))
@@ -160,9 +162,20 @@ fn check_pack_size(wasm: &[u8], limits: &Limits) -> Result<()> {
 }
 
 pub(super) fn read_manifest(wasm: &[u8]) -> Result<Manifest> {
-    Manifest::read(wasm)
+    let m = Manifest::read(wasm)
         .map_err(|e| Error::Load { what: "rule pack".into(), reason: format!("{e:#}") })?
-        .ok_or_else(|| Error::Load { what: "rule pack".into(), reason: "no manifest section".into() })
+        .ok_or_else(|| Error::Load { what: "rule pack".into(), reason: "no manifest section".into() })?;
+    check_rule_ids(&m.rule_ids)?;
+    Ok(m)
+}
+
+/// Refuses ids outside the documented form before anything is compiled
+/// (the pipeline refuses them too, for hosts that skip this).
+pub(super) fn check_rule_ids(ids: &[String]) -> Result<()> {
+    match ids.iter().position(|id| !result_sanitizer_pipeline::valid_rule_id(id)) {
+        Some(i) => Err(Error::InvalidPack(format!("rule {}: {}", i + 1, result_sanitizer_pipeline::RULE_ID_FORM))),
+        None => Ok(()),
+    }
 }
 
 /// Checks that a compiled pack imports nothing and pre-links it.

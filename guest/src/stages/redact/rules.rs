@@ -208,6 +208,10 @@ impl Ruleset {
         let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
         let mut unanchored = Vec::new();
         for (i, r) in set.rules.iter().enumerate() {
+            if !crate::valid_rule_id(&r.id) {
+                // The id is not quoted: it is what is wrong, and may hold anything.
+                return Err(format!("rule {}: {}", i + 1, crate::RULE_ID_FORM));
+            }
             let allow = Lazy::new(format!("rule `{}` allowlist", r.id), &r.allow_regexes);
             if r.keywords.is_empty() {
                 unanchored.push(i);

@@ -6,6 +6,9 @@
 
 use std::io::{Read, Write};
 use std::process::{Command, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 use crate::api::{Options, RedactRequest};
 use crate::engine::{LoadedPack, Sanitizer};
@@ -39,27 +42,62 @@ pub fn input_cap(s: &Sanitizer, pack: &LoadedPack, opts: &Options) -> Result<u64
 pub struct RunOutput {
     /// stdout and stderr interleaved as written (one pipe), capped.
     pub output: Capped,
-    /// Exit status; `None` when the host killed the command at the cap.
+    /// Exit status; `None` when the host killed the command (at the cap, or
+    /// at its time limit).
     pub status: Option<ExitStatus>,
+    /// The command ran past its time limit and its process group was killed.
+    pub timed_out: bool,
 }
 
 /// Runs `cmd` with stdout and stderr on one pipe, reading under `cap`; the
-/// child is killed as soon as the cap is passed.
-pub fn run_capped(cmd: &mut Command, cap: u64) -> Result<RunOutput> {
+/// child is killed as soon as the cap is passed. With a `timeout`, the
+/// command runs in a process group of its own, and the whole group is
+/// killed when the time is up (a shell's children too); what it printed
+/// until then is kept.
+pub fn run_capped(cmd: &mut Command, cap: u64, timeout: Option<Duration>) -> Result<RunOutput> {
+    use std::os::unix::process::CommandExt;
     let (reader, writer) = std::io::pipe()?;
     let writer2 = writer.try_clone()?;
     cmd.stdin(std::process::Stdio::null()).stdout(writer).stderr(writer2);
+    if timeout.is_some() {
+        cmd.process_group(0);
+    }
     let mut child = cmd.spawn()?;
     // Our copies of the write end must go, or the read never ends.
     cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
-    let output = read_capped(reader, cap)?;
-    if output.over {
-        let _ = child.kill();
-        let _ = child.wait();
-        return Ok(RunOutput { output, status: None });
+    let group = child.id() as libc::pid_t;
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let timed_out = Arc::new(AtomicBool::new(false));
+    let watchdog = timeout.map(|t| {
+        let flag = timed_out.clone();
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(t) {
+                flag.store(true, Ordering::SeqCst);
+                // SAFETY: kill(2) on our child's own process group.
+                unsafe { libc::kill(-group, libc::SIGKILL) };
+            }
+        })
+    });
+    let output = read_capped(reader, cap);
+    let status = match &output {
+        Ok(o) if o.over => {
+            if timeout.is_some() {
+                // SAFETY: as above; the cap stops the whole group.
+                unsafe { libc::kill(-group, libc::SIGKILL) };
+            } else {
+                let _ = child.kill();
+            }
+            let _ = child.wait();
+            None
+        }
+        _ => Some(child.wait()?),
+    };
+    drop(done);
+    if let Some(w) = watchdog {
+        let _ = w.join();
     }
-    let status = child.wait()?;
-    Ok(RunOutput { output, status: Some(status) })
+    let timed_out = timed_out.load(Ordering::SeqCst);
+    Ok(RunOutput { output: output?, status: if timed_out { None } else { status }, timed_out })
 }
 
 /// Bytes the CLI's `redact` sends per step. Each step also rescans the

@@ -67,6 +67,12 @@ enum Cmd {
     Run {
         #[command(flatten)]
         opts: SanitizeOpts,
+        /// Stop the command (its whole process group) after this long:
+        /// seconds (`30`, `0.5`) or a duration (`2m`, `1500ms`). The
+        /// message is then a tool error that says so, with the output
+        /// printed until then.
+        #[arg(long, value_parser = parse_timeout)]
+        timeout: Option<std::time::Duration>,
         /// The command and its arguments (after `--`).
         #[arg(required = true, last = true)]
         command: Vec<String>,
@@ -388,7 +394,16 @@ fn sanitize_round(
     Ok(())
 }
 
-fn run(so: &SanitizeOpts, command: &[String]) -> Result<(), Error> {
+/// Seconds, or a humantime duration.
+fn parse_timeout(s: &str) -> Result<std::time::Duration, String> {
+    match s.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs > 0.0 => Ok(std::time::Duration::from_secs_f64(secs)),
+        Ok(_) => Err("the timeout must be above 0".into()),
+        Err(_) => humantime::parse_duration(s).map_err(|e| e.to_string()),
+    }
+}
+
+fn run(so: &SanitizeOpts, timeout: Option<std::time::Duration>, command: &[String]) -> Result<(), Error> {
     let s = Arc::new(Sanitizer::new(so.limits.limits())?);
     let loaded = select_pack(&s, &so.packs)?;
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
@@ -397,7 +412,12 @@ fn run(so: &SanitizeOpts, command: &[String]) -> Result<(), Error> {
     let cap = input_cap(&s, pack, &opts)?;
     let mut cmd = Command::new(&command[0]);
     cmd.args(&command[1..]);
-    let out = run_capped(&mut cmd, cap)?;
+    let out = run_capped(&mut cmd, cap, timeout)?;
+    if out.timed_out {
+        let t = humantime::format_duration(timeout.unwrap_or_default());
+        let message = format!("command did not finish within {t}; its process group was killed; the output it printed until then is below");
+        opts.tool_error = Some(ToolError { code: "timeout".into(), message });
+    }
     if let Some(status) = out.status {
         if !status.success() {
             use std::os::unix::process::ExitStatusExt;
@@ -534,7 +554,7 @@ fn main() -> ExitCode {
             opts,
         ),
         Cmd::Keygen { output } => keygen(output),
-        Cmd::Run { opts, command } => run(opts, command),
+        Cmd::Run { opts, timeout, command } => run(opts, *timeout, command),
         Cmd::Pack { cmd } => pack_cmd(cmd),
     };
     match r {

@@ -308,3 +308,26 @@ fn the_pipeline_cache_keeps_one_copy_per_build_and_drops_stale_ones() {
     assert!(unrelated.exists(), "other files are not ours to remove");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `run --timeout` stops the command's whole process group (the shell and
+/// its `sleep`) and says so, with what it printed until then.
+#[test]
+fn run_stops_a_command_at_its_timeout() {
+    let started = std::time::Instant::now();
+    let o = bin()
+        .args(["run", "--tool", "slow", "--timeout", "1", "--", "sh", "-c", "echo started; sleep 30; echo never"])
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "took {:?}", started.elapsed());
+    let v = stdout_json(&o);
+    assert_eq!(v["isError"], true);
+    let text = v["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("[timeout] command did not finish within 1s"), "{text}");
+    assert!(text.contains("started") && !text.contains("never"), "{text}");
+    // A command that finishes in time is untouched by the limit.
+    let v =
+        stdout_json(&bin().args(["run", "--timeout", "20s", "--", "sh", "-c", "echo ok; exit 4"]).output().unwrap());
+    assert!(v["content"][0]["text"].as_str().unwrap().starts_with("[exit-status-4]"));
+    let o = bin().args(["run", "--timeout", "0", "--", "true"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "a zero timeout is a usage error");
+}

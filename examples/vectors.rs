@@ -144,16 +144,6 @@ fn options(flags: &[&str]) -> Value {
     Value::Object(o)
 }
 
-/// The host's bindings name enum cases in Rust's case (`O200kBase`).
-fn rust_case(s: &str) -> String {
-    s.split('_')
-        .map(|w| {
-            let mut c = w.chars();
-            c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
-        })
-        .collect()
-}
-
 fn request(input: &[u8], flags: &[&str]) -> String {
     let mut r = Map::new();
     match std::str::from_utf8(input) {
@@ -167,14 +157,7 @@ fn request(input: &[u8], flags: &[&str]) -> String {
 /// Bytes the `sanitize` command reads for these flags (the CLI contract:
 /// its input cap + 1).
 fn read_cap(s: &Sanitizer, flags: &[&str]) -> usize {
-    let mut o = serde_json::to_value(result_sanitizer::default_options()).unwrap();
-    for (k, v) in options(flags).as_object().unwrap() {
-        o[k] = match (k.as_str(), v.as_str()) {
-            ("format" | "input" | "encoding", Some(case)) => json!(rust_case(case)),
-            _ => v.clone(),
-        };
-    }
-    let o: result_sanitizer::api::Options = serde_json::from_value(o).unwrap();
+    let o = result_sanitizer::options_from_json(&options(flags)).unwrap();
     // Bad options: the CLI fails before reading; any prefix will do.
     result_sanitizer::io::input_cap(s, s.default_pack(), &o).map_or(usize::MAX, |c| c.saturating_add(1) as usize)
 }

@@ -65,26 +65,31 @@ pub use engine::{LoadedPack, PipelineSource, Sanitizer};
 pub use error::{Error, Guest};
 pub use limits::Limits;
 
-/// Options with every field at its default (the WIT's defaults).
+/// Options with every field at its default: the pipeline crate's own
+/// defaults (see [`options_from_json`]).
 pub fn default_options() -> api::Options {
-    api::Options {
-        tool: String::new(),
-        call_id: String::new(),
-        format: api::OutputFormat::Mcp,
-        input: api::InputKind::Raw,
-        max_bytes: None,
-        max_chars: None,
-        head_chars: None,
-        tail_chars: None,
-        max_tokens: None,
-        encoding: api::Encoding::O200kBase,
-        untrusted: false,
-        content_type: None,
-        tool_error: None,
-        lenient: false,
-        total_bytes: None,
-        markup_bytes: None,
-        recall_bytes: None,
-        slice: None,
+    options_from_json(&serde_json::json!({})).expect("the defaults convert")
+}
+
+/// Options from the pipeline's JSON form (the JSON twin's: any subset of
+/// the fields, snake_case names and enum cases) over the pipeline's
+/// defaults. This crate's binding type names enum cases in Rust's case
+/// under serde, so those are renamed on the way.
+pub fn options_from_json(partial: &serde_json::Value) -> serde_json::Result<api::Options> {
+    let mut v = serde_json::to_value(result_sanitizer_pipeline::default_options())?;
+    if let (Some(o), Some(p)) = (v.as_object_mut(), partial.as_object()) {
+        o.extend(p.iter().map(|(k, x)| (k.clone(), x.clone())));
     }
+    for key in ["format", "input", "encoding"] {
+        if let Some(serde_json::Value::String(case)) = v.get_mut(key) {
+            *case = case
+                .split('_')
+                .map(|w| {
+                    let mut c = w.chars();
+                    c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+                })
+                .collect();
+        }
+    }
+    serde_json::from_value(v)
 }

@@ -414,3 +414,19 @@ fn an_empty_assignment_does_not_take_the_next_line() {
     assert!(text.contains("DB_PASSWORD=\nAPI_KEY=[REDACTED:"), "{text}");
     assert!(text.contains("export TOKEN= \n"), "{text}");
 }
+
+/// Options in the pipeline's JSON form convert to the host's type, over
+/// the defaults; an unknown case is refused.
+#[test]
+fn options_from_the_pipelines_json() {
+    let o = result_sanitizer::options_from_json(&serde_json::json!({
+        "format": "openai", "encoding": "cl100k_base", "input": "mcp", "max_tokens": 300
+    }))
+    .unwrap();
+    assert_eq!(
+        (o.format, o.encoding, o.input, o.max_tokens),
+        (OutputFormat::Openai, Encoding::Cl100kBase, InputKind::Mcp, Some(300))
+    );
+    assert_eq!(result_sanitizer::default_options().format, OutputFormat::Mcp);
+    assert!(result_sanitizer::options_from_json(&serde_json::json!({"format": "carrier-pigeon"})).is_err());
+}

@@ -94,30 +94,25 @@ impl Tokenizer {
     /// Bytes of `s` covered by its first `k` tokens (a token boundary,
     /// moved down to a character boundary).
     pub fn prefix_bytes(&self, s: &str, k: usize) -> usize {
-        let mut left = k;
-        let mut off = 0;
-        for c in chunks(s) {
-            if left == 0 {
-                break;
-            }
-            let toks = self.bpe().encode_ordinary(c);
-            if toks.len() <= left {
-                left -= toks.len();
-                off += c.len();
-            } else {
-                let n = self.byte_len(&toks[..left]);
-                return floor_boundary(s, off + n);
-            }
-        }
-        off
+        self.covered(s, k, false)
     }
 
-    /// Bytes at the end of `s` covered by its last `k` tokens.
+    /// Bytes at the end of `s` covered by its last `k` tokens (moved up to
+    /// a character boundary).
     pub fn suffix_bytes(&self, s: &str, k: usize) -> usize {
-        let parts: Vec<&str> = chunks(s).collect();
+        self.covered(s, k, true)
+    }
+
+    /// Bytes covered by `k` tokens from the start of `s`, or from its end:
+    /// whole chunks while they fit, then a token boundary inside the next.
+    fn covered(&self, s: &str, k: usize, from_end: bool) -> usize {
+        let mut parts: Vec<&str> = chunks(s).collect();
+        if from_end {
+            parts.reverse();
+        }
         let mut left = k;
         let mut taken = 0;
-        for c in parts.iter().rev() {
+        for c in parts {
             if left == 0 {
                 break;
             }
@@ -125,13 +120,14 @@ impl Tokenizer {
             if toks.len() <= left {
                 left -= toks.len();
                 taken += c.len();
-            } else {
-                let n = self.byte_len(&toks[toks.len() - left..]);
-                let start = s.len() - taken - n;
-                // Round the start up to a character boundary.
-                let start = crate::support::text::ceil_boundary(s, start);
-                return s.len() - start;
+                continue;
             }
+            return if from_end {
+                let n = self.byte_len(&toks[toks.len() - left..]);
+                s.len() - crate::support::text::ceil_boundary(s, s.len() - taken - n)
+            } else {
+                floor_boundary(s, taken + self.byte_len(&toks[..left]))
+            };
         }
         taken
     }

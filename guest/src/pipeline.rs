@@ -61,7 +61,7 @@ pub(crate) fn sanitize_visible(
         InputKind::Raw => {
             let verdict = triage::classify(input, opts.content_type.as_deref());
             let class = match verdict.class {
-                ContentClass::Binary => return Ok(binary(input.len(), verdict.format, opts, &pass, record)),
+                ContentClass::Binary => return Ok(binary(input.len(), verdict.format, opts, &pass, tok, record)),
                 ContentClass::Text => triage::refine(input, opts.content_type.as_deref()),
                 class => class,
             };
@@ -195,14 +195,14 @@ fn binary(
     format: Option<&str>,
     opts: &Options,
     pass: &Pass,
+    tok: Tokenizer,
     mut record: RecordBuilder,
 ) -> (Sanitized, String) {
     let error_line = tool_error_line(opts, pass, &mut record);
     let text = frame::frame(opts, error_line.as_deref(), &notice::binary(n, format));
     record.stage(Stage::Wrap, n, text.len());
     record.binary(opts.total_bytes.unwrap_or(n as u64).max(n as u64));
-    let budget = record.budget();
-    let tokens = Tokenizer::get(opts.encoding).count_unless_fits(&text, budget.max_tokens as usize);
+    let tokens = tok.count_unless_fits(&text, record.budget().max_tokens as usize);
     let record = record.finish(&text, tokens.map(|n| n as u64));
     let message = wrap::message(opts, &text, &[], None, true, &record);
     (Sanitized { message, record, is_error: true }, text)

@@ -35,6 +35,7 @@ pub mod io;
 pub mod limits;
 pub mod manifest;
 pub mod metrics;
+mod naming;
 pub mod pack_build;
 pub mod recall;
 pub mod registry;
@@ -80,16 +81,6 @@ pub fn options_from_json(partial: &serde_json::Value) -> serde_json::Result<api:
     if let (Some(o), Some(p)) = (v.as_object_mut(), partial.as_object()) {
         o.extend(p.iter().map(|(k, x)| (k.clone(), x.clone())));
     }
-    for key in ["format", "input", "encoding"] {
-        if let Some(serde_json::Value::String(case)) = v.get_mut(key) {
-            *case = case
-                .split('_')
-                .map(|w| {
-                    let mut c = w.chars();
-                    c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
-                })
-                .collect();
-        }
-    }
+    naming::options_to_binding_names(&mut v);
     serde_json::from_value(v)
 }

@@ -63,7 +63,7 @@ pub fn validate_with(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPac
     };
     let Some(record) = record else { return bad("no record in the message") };
     let mut typed = serde_json::to_value(&out.record).map_err(|e| Error::InvalidOutput(e.to_string()))?;
-    snake_case_enums(&mut typed);
+    crate::naming::record_to_json_names(&mut typed);
     if *record != typed {
         return bad("the record in the message differs from the record returned");
     }
@@ -185,34 +185,5 @@ fn native_encoding(enc: api::Encoding) -> result_sanitizer_pipeline::api::Encodi
     match enc {
         api::Encoding::O200kBase => E::O200kBase,
         api::Encoding::Cl100kBase => E::Cl100kBase,
-    }
-}
-/// The host's bindings serialize enum cases by their Rust names
-/// (`HeadTailLines`); the record's JSON names them in snake_case, like its
-/// fields (`head_tail_lines`, docs/record.schema.json). Rewrites the enum
-/// values of a serialized record to that convention.
-fn snake_case_enums(v: &mut serde_json::Value) {
-    fn snake(s: &str) -> String {
-        let mut out = String::with_capacity(s.len() + 4);
-        for (i, c) in s.chars().enumerate() {
-            if c.is_ascii_uppercase() && i > 0 {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        }
-        out
-    }
-    let fix = |v: Option<&mut serde_json::Value>| {
-        if let Some(serde_json::Value::String(s)) = v {
-            *s = snake(s);
-        }
-    };
-    fix(v.get_mut("class"));
-    fix(v.get_mut("strategy"));
-    fix(v.get_mut("encoding"));
-    if let Some(serde_json::Value::Array(stages)) = v.get_mut("stages") {
-        for st in stages {
-            fix(st.get_mut("stage"));
-        }
     }
 }

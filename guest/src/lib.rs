@@ -49,7 +49,8 @@ wit_bindgen::generate!({
         // into these types directly (host/src/pack_build.rs): the WIT is the
         // one list of their fields, and a misspelt key is refused.
         "result-sanitizer:core/rule-pack@0.1.0/rule": [#[serde(deny_unknown_fields)]],
-        "result-sanitizer:core/rule-pack@0.1.0/budget-override": [#[serde(deny_unknown_fields)]]
+        "result-sanitizer:core/rule-pack@0.1.0/budget-override": [#[serde(deny_unknown_fields)]],
+        "result-sanitizer:core/rule-pack@0.1.0/generic-values": [#[serde(deny_unknown_fields)]]
     },
     // What a rules file may leave out (an `option` member is optional
     // already): lists empty, numbers 0, flags false, `kind` a secret.
@@ -61,7 +62,11 @@ wit_bindgen::generate!({
         "result-sanitizer:core/rule-pack@0.1.0/rule.window": [#[serde(default)]],
         "result-sanitizer:core/rule-pack@0.1.0/rule.allow-regexes": [#[serde(default)]],
         "result-sanitizer:core/rule-pack@0.1.0/rule.stopwords": [#[serde(default)]],
-        "result-sanitizer:core/rule-pack@0.1.0/rule.strict-only": [#[serde(default)]]
+        "result-sanitizer:core/rule-pack@0.1.0/rule.strict-only": [#[serde(default)]],
+        "result-sanitizer:core/rule-pack@0.1.0/generic-values.allow-regexes": [#[serde(default)]],
+        "result-sanitizer:core/rule-pack@0.1.0/generic-values.code-min-length": [#[serde(default)]],
+        "result-sanitizer:core/rule-pack@0.1.0/generic-values.code-min-entropy": [#[serde(default)]],
+        "result-sanitizer:core/rule-pack@0.1.0/generic-values.code-min-classes": [#[serde(default)]]
     },
 });
 
@@ -86,6 +91,15 @@ pub use entry::stream::step as redact_step;
 pub use options::default_options;
 pub use pack::{CompiledPack, RuleSource, StaticRules};
 pub use pipeline::sanitize;
+pub use support::code::content_type_for_path;
+
+/// A pack that says nothing of generic values: no shapes refused, and in
+/// source code any value inside a string literal counts.
+impl Default for pack_api::GenericValues {
+    fn default() -> Self {
+        Self { allow_regexes: Vec::new(), code_min_length: 0, code_min_entropy: 0.0, code_min_classes: 0 }
+    }
+}
 
 /// The kind of a rule that does not name one: a secret.
 pub(crate) fn default_rule_kind() -> pack_api::RuleKind {

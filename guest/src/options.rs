@@ -130,6 +130,7 @@ mod tests {
             path_roots: vec![],
             budgets: b,
             lenient_tools: vec![],
+            generic: Default::default(),
         }
     }
 

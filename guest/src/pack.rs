@@ -124,6 +124,7 @@ pub(crate) mod fixtures {
             path_roots: vec![],
             budgets: vec![],
             lenient_tools: vec![],
+            generic: Default::default(),
         }
     }
 

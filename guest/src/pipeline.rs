@@ -108,6 +108,10 @@ pub(crate) fn sanitize_visible(
         }
     };
 
+    // Source code is redacted as code, in the content and in the final
+    // pass of each render alike.
+    let pass = pass.over_code(body.class == ContentClass::Code);
+
     // Structured content takes at most half the token budget.
     let recall = Recall::from_options(&opts.call_id, opts.recall_bytes);
     let mut notes = Vec::new();

@@ -105,7 +105,8 @@ pub fn run_capped(cmd: &mut Command, cap: u64, timeout: Option<Duration>) -> Res
 /// rescan less: 1 MiB keeps that under 7 % at about 3 MiB of guest memory.
 pub const REDACT_CHUNK: usize = 1 << 20;
 
-/// Streams `input` to `output` through the pipeline's `redact` step.
+/// Streams `input` to `output` through the pipeline's `redact` step;
+/// `content_type` (e.g. `text/x-python`) says whether it is source code.
 /// Memory stays at about one chunk plus the pipeline's overlap.
 pub fn redact_stream(
     s: &Sanitizer,
@@ -113,10 +114,15 @@ pub fn redact_stream(
     mut input: impl Read,
     mut output: impl Write,
     chunk: usize,
+    content_type: Option<&str>,
 ) -> Result<u64> {
     // The request holds the carry (bytes sent again with the next chunk)
     // and is reused: no copy of the data per step.
-    let mut req = RedactRequest { data: Vec::with_capacity(chunk * 2), last: false };
+    let mut req = RedactRequest {
+        data: Vec::with_capacity(chunk * 2),
+        last: false,
+        content_type: content_type.map(str::to_string),
+    };
     let mut buf = vec![0u8; chunk];
     let mut total = 0u64;
     let mut eof = false;

@@ -58,6 +58,11 @@ enum Cmd {
     Redact {
         /// Input file; `-` or nothing reads stdin.
         file: Option<PathBuf>,
+        /// Content type of the input (e.g. text/x-python: source code, where
+        /// generic rules look only inside string literals); for a FILE of
+        /// source code it comes from the file name.
+        #[arg(long)]
+        content_type: Option<String>,
         #[command(flatten)]
         packs: PackOpts,
         #[command(flatten)]
@@ -232,7 +237,8 @@ struct SanitizeOpts {
     /// Wrap the content in the untrusted-source boundary.
     #[arg(long)]
     untrusted: bool,
-    /// Content type of raw input (e.g. text/html).
+    /// Content type of raw input (e.g. text/html, text/x-python); for a
+    /// FILE of source code it comes from the file name.
     #[arg(long)]
     content_type: Option<String>,
     /// Lenient (documentation) mode: generic rules off, provider formats on.
@@ -303,6 +309,12 @@ fn open_input(file: &Option<PathBuf>) -> io::Result<(Box<dyn Read>, Option<u64>)
     }
 }
 
+/// The content type a source file's name stands for (`.py`, `.rs`, ...).
+fn content_type_of(file: &Option<PathBuf>) -> Option<String> {
+    let name = file.as_ref()?.to_str()?;
+    result_sanitizer_pipeline::content_type_for_path(name).map(str::to_string)
+}
+
 fn read_key(path: &Path) -> Result<PublicKey, Error> {
     let p = if path.exists() { path.to_path_buf() } else { PathBuf::from(format!("{}.pub", path.display())) };
     Ok(PublicKey::read(&p)?)
@@ -341,6 +353,7 @@ fn sanitize(file: &Option<PathBuf>, so: &SanitizeOpts) -> Result<(), Error> {
     let loaded = select_pack(&s, &so.packs)?;
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
     let mut opts = so.options();
+    opts.content_type = opts.content_type.or_else(|| content_type_of(file));
     let cap = input_cap(&s, pack, &opts)?;
     let (reader, len) = open_input(file)?;
     let input = read_capped(reader, cap)?;
@@ -434,13 +447,19 @@ fn run(so: &SanitizeOpts, timeout: Option<std::time::Duration>, command: &[Strin
     Ok(())
 }
 
-fn redact(file: &Option<PathBuf>, po: &PackOpts, limits: &LimitOpts) -> Result<(), Error> {
+fn redact(
+    file: &Option<PathBuf>,
+    content_type: &Option<String>,
+    po: &PackOpts,
+    limits: &LimitOpts,
+) -> Result<(), Error> {
     let s = Arc::new(Sanitizer::new(limits.limits())?);
     let loaded = select_pack(&s, po)?;
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
     let (reader, _) = open_input(file)?;
     let stdout = io::stdout().lock();
-    redact_stream(&s, pack, reader, io::BufWriter::new(stdout), REDACT_CHUNK)?;
+    let ct = content_type.clone().or_else(|| content_type_of(file));
+    redact_stream(&s, pack, reader, io::BufWriter::new(stdout), REDACT_CHUNK, ct.as_deref())?;
     Ok(())
 }
 
@@ -546,7 +565,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match &cli.cmd {
         Cmd::Sanitize { file, opts } => sanitize(file, opts),
-        Cmd::Redact { file, packs, limits } => redact(file, packs, limits),
+        Cmd::Redact { file, content_type, packs, limits } => redact(file, content_type, packs, limits),
         Cmd::SanitizeRound { files, round_tokens, min_tokens, priorities, opts } => sanitize_round(
             files,
             api::RoundOptions { round_tokens: *round_tokens, min_tokens: *min_tokens },

@@ -96,6 +96,9 @@ pub struct RulesFile {
     /// Tools redacted in lenient (documentation) mode.
     #[serde(default)]
     pub lenient_tools: Vec<String>,
+    /// How generic rules judge values, as the WIT's `generic-values`.
+    #[serde(default)]
+    pub generic: g::GenericValues,
     /// Rules (the WIT's `rule`, plus examples), with their position in the
     /// file.
     #[serde(default)]
@@ -162,6 +165,7 @@ impl RulesFile {
             path_roots: parsed.path_roots.clone(),
             budgets: vec![],
             lenient_tools: vec![],
+            generic: parsed.generic.clone(),
         };
         if let Err(e) = result_sanitizer_pipeline::check_rule_set(&global) {
             problems.push(format!("{file}: {e}"));
@@ -209,6 +213,7 @@ impl RulesFile {
             path_roots: vec![],
             budgets: vec![],
             lenient_tools: vec![],
+            generic: self.generic.clone(),
         };
         // One compiled pack per rule, its regexes all compiled, checks every
         // example.
@@ -257,6 +262,17 @@ impl RulesFile {
         base.path_roots.extend(self.path_roots);
         base.budgets = self.budgets;
         base.lenient_tools = self.lenient_tools;
+        // A tenant adds shapes of its code; the code thresholds are the
+        // defaults' (a file that sets its own is refused, not ignored).
+        let g = &self.generic;
+        if g.code_min_length != 0 || g.code_min_entropy != 0.0 || g.code_min_classes != 0 {
+            return Err(RulesError {
+                problems: vec![
+                    "[generic] code_min_* are the default pack's; remove them or build with --no-defaults".into()
+                ],
+            });
+        }
+        base.generic.allow_regexes.extend(self.generic.allow_regexes);
         base.rules.extend(self.rules);
         Ok(base)
     }
@@ -270,6 +286,7 @@ impl RulesFile {
             path_roots: self.path_roots.clone(),
             budgets: self.budgets.clone(),
             lenient_tools: self.lenient_tools.clone(),
+            generic: self.generic.clone(),
         }
     }
 

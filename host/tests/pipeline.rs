@@ -312,7 +312,7 @@ fn streaming_redact_is_byte_exact_and_catches_split_secrets() {
         }
     }
     let mut out = Vec::new();
-    let n = result_sanitizer::io::redact_stream(s, s.default_pack(), &input[..], &mut out, 100_003).unwrap();
+    let n = result_sanitizer::io::redact_stream(s, s.default_pack(), &input[..], &mut out, 100_003, None).unwrap();
     assert_eq!(n, 8);
     let expected = String::from_utf8_lossy(&input).replace(AWS, "[REDACTED:aws-access-key-id]");
     let expected = expected.replace('\u{FFFD}', "\u{1}");

@@ -28,10 +28,16 @@ var (
 		{"max-chars", &Type{Kind: Option, Elem: &Type{Kind: U32}}},
 		{"max-tokens", &Type{Kind: Option, Elem: &Type{Kind: U32}}},
 	}}
+	// GenericValues is `generic-values`.
+	GenericValues = &Type{Kind: Record, Name: "generic-values", Fields: []Field{
+		{"allow-regexes", strList}, {"code-min-length", &Type{Kind: U32}},
+		{"code-min-entropy", &Type{Kind: F32}}, {"code-min-classes", &Type{Kind: U32}},
+	}}
 	// RuleSet is `rule-set`.
 	RuleSet = &Type{Kind: Record, Name: "rule-set", Fields: []Field{
 		{"rules", &Type{Kind: List, Elem: Rule}}, {"allow-regexes", strList}, {"stopwords", strList},
 		{"path-roots", strList}, {"budgets", &Type{Kind: List, Elem: BudgetOverride}}, {"lenient-tools", strList},
+		{"generic", GenericValues},
 	}}
 	// Finding is `finding`.
 	Finding = &Type{Kind: Record, Name: "finding", Fields: []Field{
@@ -42,4 +48,4 @@ var (
 )
 
 // RulePackTypes are the named types of the interface.
-var RulePackTypes = []*Type{PackInfo, RuleKind, Rule, BudgetOverride, RuleSet, Finding}
+var RulePackTypes = []*Type{PackInfo, RuleKind, Rule, BudgetOverride, GenericValues, RuleSet, Finding}

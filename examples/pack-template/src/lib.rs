@@ -19,7 +19,7 @@
 
 wit_bindgen::generate!({ path: "../../wit", world: "pack" });
 
-use exports::result_sanitizer::core::rule_pack::{Finding, Guest, PackInfo, RuleSet};
+use exports::result_sanitizer::core::rule_pack::{Finding, GenericValues, Guest, PackInfo, RuleSet};
 
 /// Prefix of the token.
 pub const PREFIX: &[u8] = b"acme_live_";
@@ -73,6 +73,13 @@ impl Guest for AcmePack {
             path_roots: vec![],
             budgets: vec![],
             lenient_tools: vec![],
+            // No generic rules here: nothing to judge.
+            generic: GenericValues {
+                allow_regexes: vec![],
+                code_min_length: 0,
+                code_min_entropy: 0.0,
+                code_min_classes: 0,
+            },
         }
     }
 

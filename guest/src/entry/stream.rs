@@ -33,7 +33,8 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
     let mut out = Vec::with_capacity(data.len());
     let mut counts: BTreeMap<String, u32> = BTreeMap::new();
     let mut pos = 0usize;
-    let pass = Pass::new(pack, false);
+    let code = req.content_type.as_deref().is_some_and(crate::support::code::is_code_type);
+    let pass = Pass::new(pack, false).over_code(code);
     for (valid, invalid) in crate::support::text::utf8_pieces(data) {
         let start = pos;
         let spans = pass.spans(valid);
@@ -108,7 +109,7 @@ mod tests {
                 carry.extend_from_slice(c);
             }
             let last = chunks.peek().is_none();
-            let r = step(&RedactRequest { data: carry.clone(), last }, p).unwrap();
+            let r = step(&RedactRequest { data: carry.clone(), last, content_type: None }, p).unwrap();
             out.extend_from_slice(&r.output);
             carry.drain(..r.consumed as usize);
             if last {

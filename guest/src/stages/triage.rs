@@ -77,7 +77,8 @@ pub fn classify(bytes: &[u8], content_type: Option<&str>) -> Verdict {
 
 /// The kind of text, for the structure-aware stages: HTML (extracted to
 /// text), JSON (thinned as a document), JSON lines and CSV (cut on whole
-/// records), else plain text (logs). The content type decides when given;
+/// records), source code (generic rules kept to its string literals; cut
+/// like plain text), else plain text (logs). The content type decides when given;
 /// otherwise the first 8 KiB are sniffed. A wrong guess costs nothing: a
 /// document that does not parse falls back to the plain text strategy.
 pub fn refine(bytes: &[u8], content_type: Option<&str>) -> ContentClass {
@@ -89,6 +90,7 @@ pub fn refine(bytes: &[u8], content_type: Option<&str>) -> ContentClass {
             return ContentClass::JsonLines
         }
         "text/csv" | "text/tab-separated-values" => return ContentClass::Csv,
+        _ if crate::support::code::is_code_type(ct) => return ContentClass::Code,
         _ => {}
     }
     let head = &bytes[..bytes.len().min(SNIFF)];
@@ -109,6 +111,9 @@ pub fn refine(bytes: &[u8], content_type: Option<&str>) -> ContentClass {
     }
     if looks_like_csv(body) {
         return ContentClass::Csv;
+    }
+    if crate::support::code::looks_like_code(body) {
+        return ContentClass::Code;
     }
     ContentClass::Text
 }

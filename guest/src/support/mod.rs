@@ -1,6 +1,7 @@
 //! Helpers shared by the stages: replacements with offset maps, text
 //! positions, the tokenizer and its upper bound, media token estimates.
 
+pub(crate) mod code;
 pub(crate) mod edits;
 pub(crate) mod located;
 pub(crate) mod media;

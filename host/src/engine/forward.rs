@@ -71,7 +71,13 @@ pub fn rule_set_bytes(r: &pk::RuleSet) -> usize {
         })
         .sum();
     let budgets: usize = r.budgets.iter().map(|b| 64 + b.tool.len()).sum();
-    rules + budgets + strs(&r.allow_regexes) + strs(&r.stopwords) + strs(&r.path_roots) + strs(&r.lenient_tools)
+    rules
+        + budgets
+        + strs(&r.allow_regexes)
+        + strs(&r.stopwords)
+        + strs(&r.path_roots)
+        + strs(&r.lenient_tools)
+        + strs(&r.generic.allow_regexes)
 }
 
 /// Records that the pack broke a size limit and returns the trap that

@@ -19,7 +19,7 @@ export interface SanitizeOptions {
 }
 
 /** Where triage put the input (WIT `content-class`). */
-export type ContentClass = 'text' | 'binary' | 'mcp' | 'empty' | 'json' | 'json_lines' | 'csv' | 'html';
+export type ContentClass = 'text' | 'binary' | 'mcp' | 'empty' | 'json' | 'json_lines' | 'csv' | 'html' | 'code';
 
 /** How the kept text was chosen (WIT `strategy`). */
 export type Strategy =

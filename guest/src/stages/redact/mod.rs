@@ -30,6 +30,10 @@
 //!    that does not settle it.
 //! 4. A candidate is kept when its secret group clears the rule's entropy
 //!    threshold and matches no allowlist (rule and global) and no stopword.
+//!    A generic rule's candidate must also not be a shape of code, a
+//!    reference or a placeholder (the rule set's `generic` allowlist), and
+//!    in source code ([`Mode::code`]) it must lie inside a string literal
+//!    and be secret-shaped (length, entropy, character classes).
 //!    A candidate another rule already found with the same bounds is not
 //!    checked again ([`Found`]).
 //! 5. Tenant path roots are literals: one more Aho-Corasick automaton.
@@ -82,5 +86,15 @@ mod spans;
 mod value;
 
 pub(crate) use pass::{Pass, Redacted};
+
+/// How a pass treats generic (`strict-only`) rules.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Mode {
+    /// Lenient (documentation) mode: generic rules are off.
+    pub lenient: bool,
+    /// Source code: generic rules look only inside string literals and
+    /// want secret-shaped values there (the rule set's `generic` values).
+    pub code: bool,
+}
 pub(crate) use rules::Ruleset;
 pub(crate) use spans::{counts_to_records, Span};

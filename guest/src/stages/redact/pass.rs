@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::Span;
+use super::{Mode, Span};
 use crate::api::SanitizeError;
 use crate::markup;
 use crate::pack::CompiledPack;
@@ -17,11 +17,11 @@ use crate::support::edits::{self, Edit, OffsetMap};
 /// Replacements by rule id.
 pub(crate) type Counts = BTreeMap<String, u32>;
 
-/// One pack's rules, in strict or lenient mode.
+/// One pack's rules, in strict or lenient mode, over code or other text.
 #[derive(Clone, Copy)]
 pub(crate) struct Pass<'p> {
     pack: &'p CompiledPack,
-    lenient: bool,
+    mode: Mode,
 }
 
 /// A redacted text and the way back to its input.
@@ -38,13 +38,19 @@ impl<'p> Pass<'p> {
     /// A pass over `pack`'s rules; `lenient` skips its strict-only
     /// (generic) rules.
     pub(crate) fn new(pack: &'p CompiledPack, lenient: bool) -> Self {
-        Self { pack, lenient }
+        Self { pack, mode: Mode { lenient, code: false } }
+    }
+
+    /// The same pass over source code (`code`) or other text: in code,
+    /// generic rules look only inside string literals.
+    pub(crate) fn over_code(self, code: bool) -> Self {
+        Self { mode: Mode { code, ..self.mode }, ..self }
     }
 
     /// Every span to redact in `text`, merged and sorted: the rules'
     /// matches and the pack's own findings.
     pub(crate) fn spans(&self, text: &str) -> Vec<Span> {
-        self.pack.ruleset.scan_mode(text, &self.pack.detect(text), self.lenient)
+        self.pack.ruleset.scan_mode(text, &self.pack.detect(text), self.mode)
     }
 
     /// `text` with its secrets replaced, and with `defang` the

@@ -110,6 +110,11 @@ pub(crate) struct Ruleset {
     /// rules that run everywhere
     pub(super) unanchored: Vec<usize>,
     pub(super) global_allow: Lazy,
+    /// Shapes of code, references and placeholders, for generic rules'
+    /// candidates (the rule set's `generic.allow-regexes`).
+    pub(super) generic_allow: Lazy,
+    /// What a generic rule's value in source code must be.
+    pub(super) code_shape: crate::pack_api::GenericValues,
     /// Built on the first candidate (see [`Self::stopwords`]).
     pub(super) global_stop: OnceLock<Option<AhoCorasick>>,
     pub(super) stopwords: Vec<String>,
@@ -253,6 +258,8 @@ impl Ruleset {
             Some(keyword_automaton(&patterns, AhoCorasickKind::ContiguousNFA).map_err(|e| format!("keywords: {e}"))?)
         };
         let global_allow = Lazy::new("global allowlist".into(), &set.allow_regexes);
+        let generic_allow = Lazy::new("generic allowlist".into(), &set.generic.allow_regexes);
+        let code_shape = crate::pack_api::GenericValues { allow_regexes: Vec::new(), ..set.generic.clone() };
         // Roots are read once over the text: the smaller NFA.
         let roots = literal_automaton(
             &set.path_roots,
@@ -270,6 +277,8 @@ impl Ruleset {
             keyword_rules,
             unanchored,
             global_allow,
+            generic_allow,
+            code_shape,
             global_stop: OnceLock::new(),
             stopwords,
             roots,
@@ -282,7 +291,7 @@ impl Ruleset {
     /// regex is regex-lite syntax, the rule format's dialect (see the
     /// module docs).
     pub(crate) fn compile_all(&self) -> Result<(), String> {
-        for l in self.rules.iter().map(|r| &r.allow).chain([&self.global_allow]) {
+        for l in self.rules.iter().map(|r| &r.allow).chain([&self.global_allow, &self.generic_allow]) {
             l.get()?;
         }
         self.stopwords();
@@ -292,7 +301,7 @@ impl Ruleset {
         if let Some(e) = self.error() {
             return Err(e);
         }
-        for l in self.rules.iter().map(|r| &r.allow).chain([&self.global_allow]) {
+        for l in self.rules.iter().map(|r| &r.allow).chain([&self.global_allow, &self.generic_allow]) {
             l.matches("", false)?;
         }
         for r in &self.rules {
@@ -427,6 +436,7 @@ pub(super) mod tests {
             path_roots: vec!["/srv/acme".into()],
             budgets: vec![],
             lenient_tools: vec![],
+            generic: Default::default(),
         }
     }
 

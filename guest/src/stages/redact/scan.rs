@@ -12,6 +12,7 @@ use aho_corasick::AhoCorasickKind;
 
 use super::rules::{keyword_automaton, Compiled, CompiledRule, Engine, Ruleset, Split, DFA_MIN_TEXT, FAST_MIN_TEXT};
 use super::spans::{merge, Found, Span};
+use super::Mode;
 use crate::pack_api::Finding;
 use crate::support::text::{ceil_boundary, floor_boundary};
 
@@ -26,41 +27,45 @@ impl Ruleset {
     /// `scan_mode` in strict mode (the tests' shorthand).
     #[cfg(test)]
     pub(crate) fn scan(&self, text: &str, custom: &[Finding]) -> Vec<Span> {
-        self.scan_mode(text, custom, false)
+        self.scan_mode(text, custom, Mode::default())
     }
 
     /// Every span to redact in `text`, merged and sorted: rule matches,
     /// custom findings, other occurrences of found values, and encoded
     /// spans (base64, percent, `\u` escapes) whose decoded text holds a
-    /// secret; strict-only rules are skipped when `lenient`.
+    /// secret; strict-only rules are skipped in lenient mode, and kept to
+    /// string literals in code.
     ///
     /// Invisible format characters (zero-width spaces and joiners, soft
     /// hyphens, bidi controls) are ignored for matching: a secret with a
     /// U+200B inside is still one secret. The scan then runs on a view
     /// without them and the spans are mapped back, covering the hidden
     /// characters too.
-    pub(crate) fn scan_mode(&self, text: &str, custom: &[Finding], lenient: bool) -> Vec<Span> {
+    pub(crate) fn scan_mode(&self, text: &str, custom: &[Finding], mode: Mode) -> Vec<Span> {
         if let Some((view, back)) = visible_view(text) {
-            let spans = self.scan_visible(&view, &[], lenient);
+            let spans = self.scan_visible(&view, &[], mode);
             let mut mapped: Vec<Span> =
                 spans.into_iter().map(|s| Span { start: back[s.start], end: back[s.end], rule: s.rule }).collect();
             // Custom findings are offsets into the original text.
             mapped.extend(custom_spans(text, custom));
             return merge(mapped);
         }
-        self.scan_visible(text, custom, lenient)
+        self.scan_visible(text, custom, mode)
     }
 
-    pub(super) fn scan_visible(&self, text: &str, custom: &[Finding], lenient: bool) -> Vec<Span> {
-        let mut spans = self.scan_plain(text, custom, lenient);
+    pub(super) fn scan_visible(&self, text: &str, custom: &[Finding], mode: Mode) -> Vec<Span> {
+        let mut spans = self.scan_plain(text, custom, mode);
+        // A decoded span is data, not code.
+        let decoded_mode = Mode { code: false, ..mode };
         spans.extend(crate::stages::redact::encoded::encoded_secrets(text, |decoded| {
-            self.scan_plain(decoded, &[], lenient).into_iter().next().map(|s| s.rule)
+            self.scan_plain(decoded, &[], decoded_mode).into_iter().next().map(|s| s.rule)
         }));
         merge(spans)
     }
 
-    pub(super) fn scan_plain(&self, text: &str, custom: &[Finding], lenient: bool) -> Vec<Span> {
-        let mut out = Found { fast: text.len() >= FAST_MIN_TEXT && text.is_ascii(), ..Found::default() };
+    pub(super) fn scan_plain(&self, text: &str, custom: &[Finding], mode: Mode) -> Vec<Span> {
+        let mut out =
+            Found { fast: text.len() >= FAST_MIN_TEXT && text.is_ascii(), code: mode.code, ..Found::default() };
         // Per rule: keyword hit starts (keyword-anchored rules) or merged
         // windows (the others), in text order.
         let mut found: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.rules.len()];
@@ -117,7 +122,7 @@ impl Ruleset {
         for &ri in order {
             let rule = &self.rules[ri];
             let list = &found[ri];
-            if lenient && rule.strict_only {
+            if mode.lenient && rule.strict_only {
                 continue;
             }
             let before = out.spans.len();

@@ -33,6 +33,10 @@ pub(super) struct Found {
     pub(super) spans: Vec<Span>,
     /// (start, end) → whether a propagating rule found it
     pub(super) bounds: rustc_hash::FxHashMap<(usize, usize), bool>,
+    /// The text is source code ([`super::Mode::code`]).
+    pub(super) code: bool,
+    /// Its string literals, found on a generic rule's first candidate.
+    pub(super) literals: Option<Vec<std::ops::Range<usize>>>,
 }
 
 impl Found {
@@ -44,6 +48,12 @@ impl Found {
         let (start, end) = (floor_boundary(text, start), ceil_boundary(text, end));
         if start == end || self.bounds.get(&(start, end)).is_some_and(|&p| p || !rule.propagate) {
             return;
+        }
+        if self.code && rule.strict_only {
+            let literals = self.literals.get_or_insert_with(|| crate::support::code::string_literals(text));
+            if !crate::support::code::inside(literals, start, end) || !set.secret_shaped(&text[start..end]) {
+                return;
+            }
         }
         if set.accept(rule, &text[start..end], self.fast) {
             self.bounds.insert((start, end), rule.propagate);

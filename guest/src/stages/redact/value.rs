@@ -1,5 +1,6 @@
 //! What counts as a secret value: a candidate's entropy, the allowlists
-//! (rule and global), the stopwords (rule and global).
+//! (rule, global, and for generic rules the shapes of code), the stopwords
+//! (rule and global), and in source code the secret shape.
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
@@ -50,7 +51,30 @@ impl Ruleset {
                 false
             }
         };
-        !allow(&rule.allow) && !allow(&self.global_allow)
+        // A generic rule's candidate also must not be a shape of code.
+        let generic = rule.strict_only && allow(&self.generic_allow);
+        !(allow(&rule.allow) || allow(&self.global_allow) || generic)
+    }
+
+    /// Whether a generic rule's value in source code is shaped like a
+    /// secret: long enough, random enough, and mixing letters, digits and
+    /// other characters (see the WIT's `generic-values`).
+    pub(super) fn secret_shaped(&self, value: &str) -> bool {
+        let want = &self.code_shape;
+        let b = value.as_bytes();
+        let (mut letters, mut digits, mut other) = (false, false, false);
+        for &c in b {
+            match c {
+                b'a'..=b'z' | b'A'..=b'Z' => letters = true,
+                b'0'..=b'9' => digits = true,
+                b'_' | b'-' | b'.' | b'/' | b':' => {}
+                _ => other = true,
+            }
+        }
+        let classes = u32::from(letters) + u32::from(digits) + u32::from(other);
+        b.len() >= want.code_min_length as usize
+            && classes >= want.code_min_classes
+            && shannon_entropy(b) >= f64::from(want.code_min_entropy)
     }
 }
 

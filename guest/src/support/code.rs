@@ -1,0 +1,330 @@
+//! Source code as a content class: which content types and file names are
+//! code, sniffing code from its lines, and where its string literals are.
+//!
+//! Why: an agent reads source through the same tools whose output is
+//! sanitized, and a generic rule (`token = ...`) fires on code that names a
+//! token (`token = t.next()`, `secret_key: &SecretKey`). In code, a secret
+//! written by hand sits in a string literal, so generic rules look only
+//! there (`stages/redact`); provider formats still apply everywhere.
+//!
+//! The literal finder is a one-pass lexer over lines, language-agnostic:
+//! a `"`, `'` or `` ` `` opens a literal that ends at the same quote on the
+//! same line (backslash escapes skipped); a quote with no partner on its
+//! line opens nothing (a Rust lifetime, an apostrophe in a comment).
+//! Multi-line literals are not followed. Cost: O(n), one allocation per
+//! literal found.
+
+use std::ops::Range;
+
+/// Languages whose content types (`text/x-<name>`, `text/<name>`,
+/// `application/x-<name>`, `application/<name>`) are source code. Shell,
+/// YAML, TOML, INI and `.env` are not here: there an assignment outside
+/// quotes is how a secret is written.
+const LANGUAGES: &[&str] = &[
+    "rust",
+    "python",
+    "script.python",
+    "javascript",
+    "ecmascript",
+    "typescript",
+    "jsx",
+    "tsx",
+    "go",
+    "golang",
+    "java",
+    "java-source",
+    "c",
+    "csrc",
+    "chdr",
+    "c++",
+    "c++src",
+    "c++hdr",
+    "csharp",
+    "kotlin",
+    "scala",
+    "swift",
+    "ruby",
+    "php",
+    "perl",
+    "lua",
+    "dart",
+    "objective-c",
+    "haskell",
+    "elixir",
+    "erlang",
+    "clojure",
+    "zig",
+];
+
+/// File extensions of source code and the content type each stands for.
+const EXTENSIONS: &[(&str, &str)] = &[
+    ("rs", "text/x-rust"),
+    ("py", "text/x-python"),
+    ("pyi", "text/x-python"),
+    ("js", "text/javascript"),
+    ("mjs", "text/javascript"),
+    ("cjs", "text/javascript"),
+    ("jsx", "text/jsx"),
+    ("ts", "text/x-typescript"),
+    ("mts", "text/x-typescript"),
+    ("cts", "text/x-typescript"),
+    ("tsx", "text/tsx"),
+    ("go", "text/x-go"),
+    ("java", "text/x-java"),
+    ("kt", "text/x-kotlin"),
+    ("kts", "text/x-kotlin"),
+    ("scala", "text/x-scala"),
+    ("swift", "text/x-swift"),
+    ("rb", "text/x-ruby"),
+    ("php", "text/x-php"),
+    ("c", "text/x-c"),
+    ("h", "text/x-c"),
+    ("cc", "text/x-c++"),
+    ("cpp", "text/x-c++"),
+    ("cxx", "text/x-c++"),
+    ("hpp", "text/x-c++"),
+    ("hh", "text/x-c++"),
+    ("cs", "text/x-csharp"),
+    ("pl", "text/x-perl"),
+    ("lua", "text/x-lua"),
+    ("dart", "text/x-dart"),
+    ("hs", "text/x-haskell"),
+    ("ex", "text/x-elixir"),
+    ("exs", "text/x-elixir"),
+    ("erl", "text/x-erlang"),
+    ("clj", "text/x-clojure"),
+    ("zig", "text/x-zig"),
+];
+
+/// Whether `content_type` (parameters and case ignored) names source code.
+pub fn is_code_type(content_type: &str) -> bool {
+    let ct = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let name = ct
+        .strip_prefix("text/x-")
+        .or_else(|| ct.strip_prefix("text/"))
+        .or_else(|| ct.strip_prefix("application/x-"))
+        .or_else(|| ct.strip_prefix("application/"));
+    name.is_some_and(|n| LANGUAGES.contains(&n))
+}
+
+/// The content type of a source file, from its name's extension; `None`
+/// for anything else (a host passes what it knows, the pipeline sniffs the
+/// rest).
+pub fn content_type_for_path(path: &str) -> Option<&'static str> {
+    let name = path.rsplit(['/', '\\']).next()?;
+    let (_, ext) = name.rsplit_once('.')?;
+    let ext = ext.to_ascii_lowercase();
+    EXTENSIONS.iter().find(|(e, _)| *e == ext).map(|(_, t)| *t)
+}
+
+/// Line starts that only code has (after indentation).
+const CODE_STARTS: &[&str] = &[
+    "fn ",
+    "pub ",
+    "use ",
+    "impl ",
+    "let ",
+    "mod ",
+    "struct ",
+    "enum ",
+    "trait ",
+    "match ",
+    "def ",
+    "class ",
+    "import ",
+    "from ",
+    "return",
+    "elif ",
+    "else",
+    "except",
+    "try:",
+    "with ",
+    "raise ",
+    "yield ",
+    "async ",
+    "await ",
+    "self.",
+    "this.",
+    "const ",
+    "var ",
+    "function",
+    "export ",
+    "module.",
+    "require(",
+    "package ",
+    "func ",
+    "type ",
+    "interface ",
+    "public ",
+    "private ",
+    "protected ",
+    "static ",
+    "#include",
+    "#define",
+    "//",
+    "/*",
+    "* ",
+    "*/",
+    "}",
+    "{",
+    "if (",
+    "if let ",
+    "for (",
+    "while (",
+    "switch ",
+    "case ",
+    "@",
+];
+
+/// Whether the first lines of `head` read as source code rather than a
+/// log, a listing or prose: at least five non-blank lines; at least 20 %
+/// of them starting with a code keyword and 40 % shaped like code (a code
+/// keyword first, or ending in `{ } ;`); at most 20 % shaped like log
+/// lines (a timestamp, a level, a `[tag]`, a shell prompt, a stack-trace
+/// frame first: a traceback quotes code but is not code, and a build log's
+/// `Compiling x (path)` lines are not calls). Erring toward text is the
+/// safe side: there generic rules see everything. A wrong guess
+/// only moves generic rules into or out of string literals; provider
+/// formats apply either way.
+pub fn looks_like_code(head: &[u8]) -> bool {
+    let (mut lines, mut starts, mut code, mut log) = (0u32, 0u32, 0u32, 0u32);
+    let end = memchr::memrchr(b'\n', head).unwrap_or(0);
+    for line in head[..end].split(|&b| b == b'\n').take(200) {
+        let t = trim(line);
+        if t.is_empty() {
+            continue;
+        }
+        lines += 1;
+        if t[0].is_ascii_digit() || t[0] == b'[' || t.starts_with(b"$ ") || t.starts_with(b"> ") || starts_with_level(t)
+        {
+            log += 1;
+            continue;
+        }
+        let start = CODE_STARTS.iter().any(|s| t.starts_with(s.as_bytes()));
+        starts += u32::from(start);
+        if start || matches!(t[t.len() - 1], b'{' | b'}' | b';') {
+            code += 1;
+        }
+    }
+    lines >= 5 && starts * 10 >= lines * 2 && code * 10 >= lines * 4 && log * 10 <= lines * 2
+}
+
+fn trim(line: &[u8]) -> &[u8] {
+    let s = line.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(line.len());
+    let e = line.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(s, |p| p + 1);
+    &line[s..e.max(s)]
+}
+
+fn starts_with_level(t: &[u8]) -> bool {
+    // Log levels, compiler diagnostics, stack-trace frames.
+    [
+        "INFO",
+        "WARN",
+        "ERROR",
+        "DEBUG",
+        "TRACE",
+        "FATAL",
+        "error:",
+        "warning:",
+        "note:",
+        "Traceback",
+        "File \"",
+        "at ",
+        "--> ",
+        "= note",
+    ]
+    .iter()
+    .any(|l| t.starts_with(l.as_bytes()))
+}
+
+/// The insides of the one-line string literals of `text`, in order (see
+/// the module docs).
+pub fn string_literals(text: &str) -> Vec<Range<usize>> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let q = b[i];
+        if !matches!(q, b'"' | b'\'' | b'`') {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        let mut closed = None;
+        while j < b.len() && b[j] != b'\n' {
+            match b[j] {
+                b'\\' => j += 2,
+                c if c == q => {
+                    closed = Some(j);
+                    break;
+                }
+                _ => j += 1,
+            }
+        }
+        match closed {
+            Some(j) => {
+                out.push(i + 1..j);
+                i = j + 1;
+            }
+            None => i += 1,
+        }
+    }
+    out
+}
+
+/// Whether `start..end` lies inside one of `literals` (sorted, disjoint).
+pub fn inside(literals: &[Range<usize>], start: usize, end: usize) -> bool {
+    let i = literals.partition_point(|r| r.end < end);
+    literals.get(i).is_some_and(|r| r.start <= start && end <= r.end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_types_and_names() {
+        for t in ["text/x-python", "text/x-rust; charset=utf-8", "application/javascript", "TEXT/X-GO"] {
+            assert!(is_code_type(t), "{t}");
+        }
+        for t in ["text/plain", "application/json", "text/x-sh", "application/x-yaml", "text/x-log"] {
+            assert!(!is_code_type(t), "{t}");
+        }
+        assert_eq!(content_type_for_path("src/lib.rs"), Some("text/x-rust"));
+        assert_eq!(content_type_for_path("a/b/App.TSX"), Some("text/tsx"));
+        assert_eq!(content_type_for_path(".env"), None);
+        assert_eq!(content_type_for_path("config.yaml"), None);
+        assert_eq!(content_type_for_path("Makefile"), None);
+        // Every mapped type is a code type.
+        assert!(EXTENSIONS.iter().all(|(_, t)| is_code_type(t)));
+    }
+
+    #[test]
+    fn literals_on_one_line() {
+        let text = "let a = \"x\\\"y\"; // it's\nfn f<'a>(s: &'a str) { `t` }\npassword = 'Xk9#mQ2'\n";
+        let found: Vec<&str> = string_literals(text).into_iter().map(|r| &text[r]).collect();
+        // A pair of lifetimes reads as a literal: harmless, as nothing
+        // secret-shaped sits between them.
+        assert_eq!(found, ["x\\\"y", "a>(s: &", "t", "Xk9#mQ2"]);
+        let lits = string_literals("k = \"abcdef\" + x");
+        assert!(inside(&lits, 5, 11));
+        assert!(!inside(&lits, 5, 13));
+        assert!(!inside(&lits, 0, 1));
+    }
+
+    #[test]
+    fn sniffing() {
+        let rust = b"use std::io;\n\npub fn main() {\n    let token = t.next();\n    println!(\"{}\", token);\n}\nimpl X {\n}\n";
+        assert!(looks_like_code(rust));
+        let python = b"import os\n\ndef f(x):\n    token = os.environ[\"T\"]\n    return token\n\nclass A:\n    pass\n";
+        assert!(looks_like_code(python));
+        let log = b"2026-01-01T00:00:00Z INFO start\n2026-01-01T00:00:01Z INFO token=abc\n[db] connected\nERROR failed\nWARN x\nINFO done\n";
+        assert!(!looks_like_code(log));
+        let build = b"$ export DB_PASSWORD=Xk9mQ2vLp7\n   Compiling serde v1.0.0\n   Compiling libc v0.2.1 (registry)\n   Compiling app v0.1.0 (/src/app)\n    Finished dev [unoptimized] target(s) in 3.2s\n     Running `target/debug/app`\n";
+        assert!(!looks_like_code(build));
+        let env = b"DB_HOST=localhost\nDB_PASSWORD=Xk9mQ2vLp7\nAPI_KEY=abc\nDEBUG=1\nPORT=8080\n";
+        assert!(!looks_like_code(env));
+        let traceback = b"Traceback (most recent call last):\n  File \"bot.py\", line 9, in <module>\n    bot.run(x)\n  File \"client.py\", line 3, in run\n    self.start()\nRuntimeError: boom\n";
+        assert!(!looks_like_code(traceback));
+    }
+}

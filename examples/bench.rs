@@ -223,7 +223,7 @@ fn main() {
     for (label, data) in [("clean service log", &clean), ("secret-dense file", &secrets)] {
         let in_proc = time_n(reps.min(3), || {
             let mut sink = Vec::with_capacity(data.len() + 1024);
-            io::redact_stream(&s, s.default_pack(), &data[..], &mut sink, io::REDACT_CHUNK, None).unwrap();
+            io::redact_stream(&s, s.default_pack(), &data[..], &mut sink, &mut io::StreamOptions::default()).unwrap();
         });
         let ours = time_n(reps.min(3), || {
             run_process(Command::new(&cli).arg("redact"), data);
@@ -295,7 +295,7 @@ fn main() {
     }
     let one = Sanitizer::new(Limits::default()).unwrap();
     let mut sink = Vec::new();
-    io::redact_stream(&one, one.default_pack(), &clean[..], &mut sink, io::REDACT_CHUNK, None).unwrap();
+    io::redact_stream(&one, one.default_pack(), &clean[..], &mut sink, &mut io::StreamOptions::default()).unwrap();
     line(
         &format!("peak guest linear memory, redact of the {} MB log", clean.len() >> 20),
         mib(one.peak_guest_memory()),

@@ -51,7 +51,7 @@ pub(crate) fn sanitize_visible(
 ) -> Result<(Sanitized, String), SanitizeError> {
     let budget = options::resolve(opts, &pack.rules)?;
     let tok = Tokenizer::get(opts.encoding);
-    let pass = Pass::new(pack, options::lenient(opts, &pack.rules));
+    let pass = Pass::new(pack, options::lenient(opts, &pack.rules)).inline_allow(!opts.untrusted);
     let mut record = RecordBuilder::new(opts, &budget, &pack.info, input.len());
     record.stage(Stage::Triage, input.len(), input.len());
 

@@ -106,7 +106,7 @@ proptest! {
     #[test]
     fn streaming_redaction_equals_one_shot(input in text_strategy(), cuts in proptest::collection::vec(1usize..200_000, 0..6)) {
         let p = pack();
-        let one = redact_step(&RedactRequest { data: input.clone(), last: true, content_type: None }, &p).unwrap().output;
+        let one = redact_step(&RedactRequest { data: input.clone(), last: true, content_type: None, untrusted: false, report: false }, &p).unwrap().output;
         let mut out = Vec::new();
         let mut carry = Vec::new();
         let mut pos = 0;
@@ -118,7 +118,7 @@ proptest! {
             carry.extend_from_slice(&input[pos..end]);
             pos = end;
             let last = i + 1 == points.len();
-            let r = redact_step(&RedactRequest { data: carry.clone(), last, content_type: None }, &p).unwrap();
+            let r = redact_step(&RedactRequest { data: carry.clone(), last, content_type: None, untrusted: false, report: false }, &p).unwrap();
             out.extend_from_slice(&r.output);
             carry.drain(..r.consumed as usize);
         }

@@ -105,23 +105,44 @@ pub fn run_capped(cmd: &mut Command, cap: u64, timeout: Option<Duration>) -> Res
 /// rescan less: 1 MiB keeps that under 7 % at about 3 MiB of guest memory.
 pub const REDACT_CHUNK: usize = 1 << 20;
 
-/// Streams `input` to `output` through the pipeline's `redact` step;
-/// `content_type` (e.g. `text/x-python`) says whether it is source code.
-/// Memory stays at about one chunk plus the pipeline's overlap.
+/// How a stream is redacted.
+pub struct StreamOptions<'r> {
+    /// Bytes sent per step ([`REDACT_CHUNK`] by default).
+    pub chunk: usize,
+    /// Content type (e.g. `text/x-python`: source code, where generic rules
+    /// look only inside string literals).
+    pub content_type: Option<String>,
+    /// Content from an untrusted source: inline allow markers are ignored.
+    pub untrusted: bool,
+    /// Where to write a report of every replacement, if anywhere.
+    pub report: Option<crate::report::Report<'r>>,
+}
+
+impl Default for StreamOptions<'_> {
+    fn default() -> Self {
+        Self { chunk: REDACT_CHUNK, content_type: None, untrusted: false, report: None }
+    }
+}
+
+/// Streams `input` to `output` through the pipeline's `redact` step and
+/// returns the number of replacements. Memory stays at about one chunk
+/// plus the pipeline's overlap.
 pub fn redact_stream(
     s: &Sanitizer,
     pack: &LoadedPack,
     mut input: impl Read,
     mut output: impl Write,
-    chunk: usize,
-    content_type: Option<&str>,
+    opts: &mut StreamOptions<'_>,
 ) -> Result<u64> {
+    let chunk = opts.chunk.max(1);
     // The request holds the carry (bytes sent again with the next chunk)
     // and is reused: no copy of the data per step.
     let mut req = RedactRequest {
         data: Vec::with_capacity(chunk * 2),
         last: false,
-        content_type: content_type.map(str::to_string),
+        content_type: opts.content_type.clone(),
+        untrusted: opts.untrusted,
+        report: opts.report.is_some(),
     };
     let mut buf = vec![0u8; chunk];
     let mut total = 0u64;
@@ -144,6 +165,9 @@ pub fn redact_stream(
             total += u64::from(r.count);
         }
         output.write_all(&resp.output)?;
+        if let Some(report) = opts.report.as_mut() {
+            report.step(&req.data, resp.consumed as usize, &resp.spans)?;
+        }
         req.data.drain(..resp.consumed as usize);
         if !eof && req.data.len() > chunk + (1 << 20) {
             return Err(Error::InvalidOutput("redact step made no progress".into()));

@@ -39,6 +39,7 @@ mod naming;
 pub mod pack_build;
 pub mod recall;
 pub mod registry;
+pub mod report;
 pub mod signing;
 pub mod wit;
 

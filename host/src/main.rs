@@ -12,8 +12,9 @@ use std::process::{Command, ExitCode};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use result_sanitizer::api::{self, Encoding, InputKind, Options, OutputFormat, ToolError};
-use result_sanitizer::io::{input_cap, read_capped, redact_stream, run_capped, REDACT_CHUNK};
+use result_sanitizer::io::{input_cap, read_capped, redact_stream, run_capped, StreamOptions};
 use result_sanitizer::pack_build::RulesFile;
+use result_sanitizer::report::Report;
 use std::sync::Arc;
 
 use result_sanitizer::registry::{Registry, RegistryConfig};
@@ -63,6 +64,15 @@ enum Cmd {
         /// source code it comes from the file name.
         #[arg(long)]
         content_type: Option<String>,
+        /// Write one JSON line per replacement to this file: rule id, line,
+        /// column, offset, length and a keyed hash of the value (never the
+        /// value).
+        #[arg(long)]
+        report: Option<PathBuf>,
+        /// Content from an untrusted source: `result-sanitizer:allow`
+        /// markers on a line are ignored.
+        #[arg(long)]
+        untrusted: bool,
         #[command(flatten)]
         packs: PackOpts,
         #[command(flatten)]
@@ -447,19 +457,38 @@ fn run(so: &SanitizeOpts, timeout: Option<std::time::Duration>, command: &[Strin
     Ok(())
 }
 
-fn redact(
-    file: &Option<PathBuf>,
-    content_type: &Option<String>,
-    po: &PackOpts,
-    limits: &LimitOpts,
-) -> Result<(), Error> {
+/// The `redact` subcommand's own flags.
+struct RedactFlags<'a> {
+    content_type: &'a Option<String>,
+    report: &'a Option<PathBuf>,
+    untrusted: bool,
+}
+
+fn redact(file: &Option<PathBuf>, flags: RedactFlags<'_>, po: &PackOpts, limits: &LimitOpts) -> Result<(), Error> {
     let s = Arc::new(Sanitizer::new(limits.limits())?);
     let loaded = select_pack(&s, po)?;
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
     let (reader, _) = open_input(file)?;
     let stdout = io::stdout().lock();
-    let ct = content_type.clone().or_else(|| content_type_of(file));
-    redact_stream(&s, pack, reader, io::BufWriter::new(stdout), REDACT_CHUNK, ct.as_deref())?;
+    let mut report_file = match flags.report {
+        Some(p) => Some(io::BufWriter::new(
+            File::create(p).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))?,
+        )),
+        None => None,
+    };
+    let mut opts = StreamOptions {
+        content_type: flags.content_type.clone().or_else(|| content_type_of(file)),
+        untrusted: flags.untrusted,
+        ..StreamOptions::default()
+    };
+    if let Some(w) = report_file.as_mut() {
+        opts.report = Some(Report::new(w, None)?);
+    }
+    redact_stream(&s, pack, reader, io::BufWriter::new(stdout), &mut opts)?;
+    drop(opts);
+    if let Some(mut w) = report_file {
+        w.flush()?;
+    }
     Ok(())
 }
 
@@ -565,7 +594,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match &cli.cmd {
         Cmd::Sanitize { file, opts } => sanitize(file, opts),
-        Cmd::Redact { file, content_type, packs, limits } => redact(file, content_type, packs, limits),
+        Cmd::Redact { file, content_type, report, untrusted, packs, limits } => {
+            redact(file, RedactFlags { content_type, report, untrusted: *untrusted }, packs, limits)
+        }
         Cmd::SanitizeRound { files, round_tokens, min_tokens, priorities, opts } => sanitize_round(
             files,
             api::RoundOptions { round_tokens: *round_tokens, min_tokens: *min_tokens },

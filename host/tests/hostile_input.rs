@@ -2,6 +2,8 @@
 
 mod common;
 
+use result_sanitizer::io::StreamOptions;
+
 use common::*;
 use result_sanitizer::api::{InputKind, OutputFormat};
 use result_sanitizer::Error;
@@ -57,6 +59,13 @@ fn zero_width_and_bidi_characters_do_not_break_the_pipeline() {
     // Streaming redaction too.
     let s = sanitizer();
     let mut out = Vec::new();
-    result_sanitizer::io::redact_stream(s, s.default_pack(), input.as_bytes(), &mut out, 1 << 16, None).unwrap();
+    result_sanitizer::io::redact_stream(
+        s,
+        s.default_pack(),
+        input.as_bytes(),
+        &mut out,
+        &mut StreamOptions { chunk: 1 << 16, ..Default::default() },
+    )
+    .unwrap();
     assert!(!String::from_utf8_lossy(&out).contains("6Ab1Cd5Ef0Gh2Ij4Kl6M"));
 }

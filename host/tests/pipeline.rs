@@ -2,6 +2,8 @@
 
 mod common;
 
+use result_sanitizer::io::StreamOptions;
+
 use common::*;
 use result_sanitizer::api::{ContentClass, Encoding, InputKind, OutputFormat, Strategy, ToolError};
 
@@ -312,7 +314,14 @@ fn streaming_redact_is_byte_exact_and_catches_split_secrets() {
         }
     }
     let mut out = Vec::new();
-    let n = result_sanitizer::io::redact_stream(s, s.default_pack(), &input[..], &mut out, 100_003, None).unwrap();
+    let n = result_sanitizer::io::redact_stream(
+        s,
+        s.default_pack(),
+        &input[..],
+        &mut out,
+        &mut StreamOptions { chunk: 100_003, ..Default::default() },
+    )
+    .unwrap();
     assert_eq!(n, 8);
     let expected = String::from_utf8_lossy(&input).replace(AWS, "[REDACTED:aws-access-key-id]");
     let expected = expected.replace('\u{FFFD}', "\u{1}");

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::api::{RedactRequest, RedactResponse, SanitizeError};
+use crate::api::{RedactRequest, RedactResponse, RedactionSpan, SanitizeError};
 use crate::markup;
 use crate::pack::CompiledPack;
 use crate::stages::redact::{counts_to_records, Pass};
@@ -34,7 +34,8 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
     let mut counts: BTreeMap<String, u32> = BTreeMap::new();
     let mut pos = 0usize;
     let code = req.content_type.as_deref().is_some_and(crate::support::code::is_code_type);
-    let pass = Pass::new(pack, false).over_code(code);
+    let pass = Pass::new(pack, false).over_code(code).inline_allow(!req.untrusted);
+    let mut report = Vec::new();
     for (valid, invalid) in crate::support::text::utf8_pieces(data) {
         let start = pos;
         let spans = pass.spans(valid);
@@ -47,6 +48,10 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
             }
             out.extend_from_slice(&valid.as_bytes()[last..s.start]);
             markup::push_redacted(&mut out, &s.rule);
+            if req.report {
+                let (a, b) = ((start + s.start) as u32, (start + s.end) as u32);
+                report.push(RedactionSpan { rule_id: s.rule.clone(), start: a, end: b });
+            }
             match counts.get_mut(&s.rule) {
                 Some(n) => *n += 1,
                 None => drop(counts.insert(s.rule.clone(), 1)),
@@ -62,7 +67,7 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
             if let Some(e) = pass.error() {
                 return Err(e);
             }
-            return Ok(RedactResponse { output: out, consumed, redactions: counts_to_records(&counts) });
+            return Ok(RedactResponse { output: out, consumed, redactions: counts_to_records(&counts), spans: report });
         }
         out.extend_from_slice(&valid.as_bytes()[last..]);
         pos += valid.len();
@@ -75,7 +80,7 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
     if let Some(e) = pass.error() {
         return Err(e);
     }
-    Ok(RedactResponse { output: out, consumed: pos as u32, redactions: counts_to_records(&counts) })
+    Ok(RedactResponse { output: out, consumed: pos as u32, redactions: counts_to_records(&counts), spans: report })
 }
 
 fn floor_char(s: &str, mut i: usize) -> usize {
@@ -109,7 +114,11 @@ mod tests {
                 carry.extend_from_slice(c);
             }
             let last = chunks.peek().is_none();
-            let r = step(&RedactRequest { data: carry.clone(), last, content_type: None }, p).unwrap();
+            let r = step(
+                &RedactRequest { data: carry.clone(), last, content_type: None, untrusted: false, report: false },
+                p,
+            )
+            .unwrap();
             out.extend_from_slice(&r.output);
             carry.drain(..r.consumed as usize);
             if last {

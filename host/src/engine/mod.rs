@@ -278,7 +278,10 @@ impl Sanitizer {
 
     /// One streaming redaction step (see [`crate::stream`]).
     pub fn redact_step(&self, pack: &LoadedPack, data: &[u8], last: bool) -> Result<api::RedactResponse> {
-        self.redact_request(pack, &api::RedactRequest { data: data.to_vec(), last, content_type: None })
+        self.redact_request(
+            pack,
+            &api::RedactRequest { data: data.to_vec(), last, content_type: None, untrusted: false, report: false },
+        )
     }
 
     /// [`Self::redact_step`] with a request the caller owns (and can reuse:

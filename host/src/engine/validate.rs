@@ -159,6 +159,18 @@ pub(super) fn redact_response(req: &api::RedactRequest, resp: &api::RedactRespon
     if resp.consumed as usize > len || (last && resp.consumed as usize != len) {
         return Err(Error::InvalidOutput("redact consumed a bad number of bytes".into()));
     }
+    // Report spans: asked for, in order, within the consumed bytes, and
+    // each one's rule counted.
+    let mut at = 0;
+    for s in &resp.spans {
+        if !req.report || s.start < at || s.end <= s.start || s.end > resp.consumed {
+            return Err(Error::InvalidOutput("redact returned a bad report span".into()));
+        }
+        if !resp.redactions.iter().any(|r| r.rule_id == s.rule_id) {
+            return Err(Error::InvalidOutput("redact reported a rule it did not count".into()));
+        }
+        at = s.end;
+    }
     Ok(())
 }
 

@@ -95,6 +95,13 @@ pub(crate) struct Mode {
     /// Source code: generic rules look only inside string literals and
     /// want secret-shaped values there (the rule set's `generic` values).
     pub code: bool,
+    /// A line holding [`ALLOW_MARKER`] is left alone (content the user
+    /// controls); off for untrusted content.
+    pub inline_allow: bool,
 }
+
+/// Inline marker that keeps a line from being redacted, as gitleaks'
+/// `gitleaks:allow`.
+pub(crate) const ALLOW_MARKER: &str = "result-sanitizer:allow";
 pub(crate) use rules::Ruleset;
 pub(crate) use spans::{counts_to_records, Span};

@@ -38,7 +38,12 @@ impl<'p> Pass<'p> {
     /// A pass over `pack`'s rules; `lenient` skips its strict-only
     /// (generic) rules.
     pub(crate) fn new(pack: &'p CompiledPack, lenient: bool) -> Self {
-        Self { pack, mode: Mode { lenient, code: false } }
+        Self { pack, mode: Mode { lenient, code: false, inline_allow: false } }
+    }
+
+    /// The same pass honouring `result-sanitizer:allow` on a line (or not).
+    pub(crate) fn inline_allow(self, inline_allow: bool) -> Self {
+        Self { mode: Mode { inline_allow, ..self.mode }, ..self }
     }
 
     /// The same pass over source code (`code`) or other text: in code,

@@ -12,7 +12,7 @@ use aho_corasick::AhoCorasickKind;
 
 use super::rules::{keyword_automaton, Compiled, CompiledRule, Engine, Ruleset, Split, DFA_MIN_TEXT, FAST_MIN_TEXT};
 use super::spans::{merge, Found, Span};
-use super::Mode;
+use super::{Mode, ALLOW_MARKER};
 use crate::pack_api::Finding;
 use crate::support::text::{ceil_boundary, floor_boundary};
 
@@ -42,6 +42,14 @@ impl Ruleset {
     /// without them and the spans are mapped back, covering the hidden
     /// characters too.
     pub(crate) fn scan_mode(&self, text: &str, custom: &[Finding], mode: Mode) -> Vec<Span> {
+        let mut spans = self.scan_any(text, custom, mode);
+        if mode.inline_allow {
+            allow_marked_lines(text, &mut spans);
+        }
+        spans
+    }
+
+    fn scan_any(&self, text: &str, custom: &[Finding], mode: Mode) -> Vec<Span> {
         if let Some((view, back)) = visible_view(text) {
             let spans = self.scan_visible(&view, &[], mode);
             let mut mapped: Vec<Span> =
@@ -288,6 +296,22 @@ pub(super) fn fast_captures(
     let locs = slots.get_or_insert_with(|| re.capture_locations());
     re.captures_read(locs, hay)?;
     Some((locs.get(0).map(|(s, e)| s..e).expect("group 0"), locs.get(group).map(|(s, e)| s..e)))
+}
+
+/// Drops the spans on lines that hold [`ALLOW_MARKER`]. One memmem pass
+/// finds the markers; a text without one costs nothing more.
+fn allow_marked_lines(text: &str, spans: &mut Vec<Span>) {
+    let b = text.as_bytes();
+    let lines: Vec<(usize, usize)> = memchr::memmem::find_iter(b, ALLOW_MARKER.as_bytes())
+        .map(|at| {
+            let start = memchr::memrchr(b'\n', &b[..at]).map_or(0, |p| p + 1);
+            let end = memchr::memchr(b'\n', &b[at..]).map_or(b.len(), |p| at + p);
+            (start, end)
+        })
+        .collect();
+    if !lines.is_empty() {
+        spans.retain(|s| !lines.iter().any(|&(ls, le)| s.start < le && ls < s.end));
+    }
 }
 
 /// The line starts in `b[from..to]`.

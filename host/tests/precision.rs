@@ -1,0 +1,173 @@
+//! Precision on content nobody here wrote, and the ways to ask why:
+//! real code lines that generic rules once redacted (tests/precision/),
+//! secrets in the places real tools print them, the report and the inline
+//! allow marker. Through the real CLI.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_result-sanitizer"))
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `redact` of `input` with `args`, through stdin.
+fn redact(args: &[&str], input: &str) -> String {
+    let mut child = bin().arg("redact").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success());
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[test]
+fn real_code_lines_are_left_alone_as_code() {
+    for name in ["code-lines.rs", "code-lines.py", "code-lines.js"] {
+        let path = root().join("tests/precision").join(name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        // The file name says what it is.
+        let o = bin().arg("redact").arg(&path).output().unwrap();
+        assert!(o.status.success());
+        let out = String::from_utf8(o.stdout).unwrap();
+        let changed: Vec<&str> = out.lines().zip(text.lines()).filter(|(a, b)| a != b).map(|(a, _)| a).collect();
+        assert!(changed.is_empty(), "{name}: {} lines changed, first: {}", changed.len(), changed[0]);
+        // So does a content type, for stdin.
+        let ct = result_sanitizer_pipeline::content_type_for_path(name).unwrap();
+        assert_eq!(redact(&["--content-type", ct], &text), text, "{name}");
+        // As plain text only the value shapes hold: printed, not asserted.
+        let plain = redact(&[], &text);
+        let n = plain.lines().zip(text.lines()).filter(|(a, b)| a != b).count();
+        eprintln!("{name}: {n} of {} lines changed when read as plain text", text.lines().count());
+    }
+}
+
+#[test]
+fn code_still_loses_secrets_in_its_string_literals() {
+    let py = "import os\n\nDEBUG = False\nSECRET_KEY = 'django-insecure-&8l$#k(v)x!w^%3=q@z_u*n0c7e#r2$y!m+'\n\
+              DATABASES = {'default': {'PASSWORD': 'Xk9#mQ2!vLp7qz'}}\nGITHUB = \"ghp_aB3aB3aB3aB3aB3aB3aB3aB3aB3aB3aB3aB3\"\n\
+              token = t.next()\n\n\ndef main():\n    from app import run\n    return run(token)\n";
+    let out = redact(&["--content-type", "text/x-python"], py);
+    for gone in ["django-insecure", "Xk9#mQ2", "ghp_aB3"] {
+        assert!(!out.contains(gone), "a secret in a literal survived");
+    }
+    assert!(out.contains("token = t.next()"));
+    // Code is sniffed too (no content type, a whole file's worth of lines).
+    let o = bin()
+        .args(["sanitize", "--tool", "read_file"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            std::io::Write::write_all(&mut c.stdin.take().unwrap(), py.as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    let msg: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let text = msg["content"][0]["text"].as_str().unwrap();
+    assert_eq!(msg["_meta"]["result-sanitizer/record"]["class"], "code", "{msg}");
+    assert!(text.contains("token = t.next()") && !text.contains("django-insecure"));
+}
+
+/// A random body of `n` characters of `alphabet` (a fresh value per run
+/// and context, so no test passes on a remembered string).
+fn body(seed: &mut u64, n: usize, alphabet: &str) -> String {
+    let a = alphabet.as_bytes();
+    (0..n)
+        .map(|_| {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            a[(*seed % a.len() as u64) as usize] as char
+        })
+        .collect()
+}
+
+#[test]
+fn secrets_where_real_tools_print_them() {
+    const AN: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let telegram = format!("{}:AA{}", body(&mut seed, 10, "0123456789"), body(&mut seed, 33, AN));
+    let slack = body(&mut seed, 24, AN);
+    let discord = format!("MT{}.{}.{}", body(&mut seed, 22, AN), body(&mut seed, 6, AN), body(&mut seed, 30, AN));
+    let basic = body(&mut seed, 24, AN);
+    let django = format!("django-insecure-{}!@#$%^&*(-_=+){}", body(&mut seed, 20, AN), body(&mut seed, 10, AN));
+    let heroku = format!(
+        "{}-{}-{}-{}-{}",
+        body(&mut seed, 8, "0123456789abcdef"),
+        body(&mut seed, 4, "0123456789abcdef"),
+        body(&mut seed, 4, "0123456789abcdef"),
+        body(&mut seed, 4, "0123456789abcdef"),
+        body(&mut seed, 12, "0123456789abcdef")
+    );
+    let cases = [
+        (format!("INFO:httpx:HTTP Request: POST https://api.telegram.org/bot{telegram}/getUpdates \"HTTP/1.1 200 OK\"\n"), &telegram),
+        (format!("* Connected to hooks.slack.com (3.1.2.3) port 443\n> POST /services/T0123ABCD/B0456EFGH/{slack} HTTP/1.1\n> Host: hooks.slack.com\n> User-Agent: curl/8.5.0\n"), &slack),
+        (format!("Traceback (most recent call last):\n  File \"/app/main.py\", line 40, in <module>\n    bot.run('{discord}')\ndiscord.errors.LoginFailure: Improper token has been passed.\n"), &discord),
+        (format!("send: b'GET /v1/me HTTP/1.1\\r\\nHost: api.acme.io\\r\\nAuthorization: Basic {basic}\\r\\n\\r\\n'\n"), &basic),
+        (format!("$ python manage.py diffsettings\nSECRET_KEY = '{django}'\n"), &django),
+        (format!("$ heroku config:get HEROKU_API_KEY\n{heroku}\n"), &heroku),
+    ];
+    for (i, (text, secret)) in cases.iter().enumerate() {
+        let out = redact(&[], text);
+        assert!(!out.contains(secret.as_str()), "context {i}: the secret survived");
+        assert!(out.contains("[REDACTED:"), "context {i}");
+    }
+}
+
+#[test]
+fn placeholders_and_masks_are_not_secrets() {
+    for text in [
+        "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n",
+        "STRIPE_KEY=sk_test_xxxxxxxxxxxxxxxxxxxxxxxx\n",
+        "HF_TOKEN=hf_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX\n",
+        "SLACK_BOT_TOKEN=xoxb-your-bot-token\n",
+        "SECRET=%SECRET%\n",
+        "      + password = (sensitive value)\n",
+        "DB_PASSWORD=\nAPI_KEY=\n",
+    ] {
+        assert_eq!(redact(&[], text), text);
+    }
+}
+
+#[test]
+fn the_report_says_where_and_never_what() {
+    let dir = std::env::temp_dir().join(format!("rs-report-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("env.txt");
+    let report = dir.join("report.jsonl");
+    let text = "HOME=/home/ci\nDB_PASSWORD=Xk9#mQ2!vLp7\n  é token: ghp_aB3aB3aB3aB3aB3aB3aB3aB3aB3aB3aB3aB3\n";
+    std::fs::write(&input, text).unwrap();
+    let o = bin().arg("redact").arg("--report").arg(&report).arg(&input).output().unwrap();
+    assert!(o.status.success());
+    let lines: Vec<serde_json::Value> =
+        std::fs::read_to_string(&report).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let ids: Vec<&str> = lines.iter().filter_map(|l| l["rule_id"].as_str()).collect();
+    assert_eq!(ids, ["home-path-unix", "env-secret-assignment", "github-token"]);
+    for l in &lines {
+        // Offsets and lengths are bytes of the input; line and column
+        // (bytes from the line start, from 1) point at the same place.
+        let (off, len) = (l["offset"].as_u64().unwrap() as usize, l["length"].as_u64().unwrap() as usize);
+        let line_no = l["line"].as_u64().unwrap() as usize;
+        let col = l["column"].as_u64().unwrap() as usize;
+        let line_start: usize = text.split_inclusive('\n').take(line_no - 1).map(str::len).sum();
+        assert_eq!(line_start + col - 1, off);
+        let value = &text[off..off + len];
+        let raw = std::fs::read_to_string(&report).unwrap();
+        assert!(!raw.contains(value), "the report holds a value");
+        assert_eq!(l["hash"].as_str().unwrap().len(), 16);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn an_inline_marker_allows_a_line_unless_the_content_is_untrusted() {
+    let text = "API_KEY=q8vR2mK7tLw3Yx9bN1cF # result-sanitizer:allow\nDB_PASSWORD=Xk9#mQ2!vLp7\n";
+    let out = redact(&[], text);
+    assert!(out.starts_with("API_KEY=q8vR2mK7tLw3Yx9bN1cF # result-sanitizer:allow\n"));
+    assert!(!out.contains("Xk9#mQ2"), "the marker allows its own line only");
+    let strict = redact(&["--untrusted"], text);
+    assert!(!strict.contains("q8vR2mK7tLw3Yx9bN1cF"));
+}

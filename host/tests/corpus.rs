@@ -8,8 +8,16 @@
 //! fragment of it survives. Negatives: the same kinds of output with values
 //! that look like secrets and are not (UUIDs, git and content hashes,
 //! integrity hashes, lock files, base64 images, keybindings, placeholders,
-//! masked values). The test prints both rates per kind and fails below
-//! recall 0.98 or above a false-positive rate of 0.01.
+//! masked values), and lines of real code that generic rules once
+//! redacted (tests/precision/, read as code). The test prints both rates
+//! per kind and fails below recall 0.99 or above a false-positive rate of
+//! 0.01.
+//!
+//! What it can show: that each provider format is caught in each context
+//! here, and that the listed kinds of non-secret stay. What it cannot: the
+//! generator and the rules come from the same hands, so a format or
+//! context missing here is missing from both; `make precision` and the
+//! real-code lines are the checks on content nobody here wrote.
 
 mod common;
 
@@ -194,6 +202,25 @@ fn contexts(r: &mut Rng, var: &str, value: &str) -> Vec<(&'static str, String)> 
         ("git-extraheader", format!("$ git -c http.extraheader=\"AUTHORIZATION: basic {}\" fetch\n", b64(&format!("x-access-token:{value}")))),
         ("percent-encoded", format!("GET /callback?{var}={} HTTP/1.1\n", value.bytes().map(|c| format!("%{c:02X}")).collect::<String>())),
         ("json-escaped", format!("{{\"log\":\"loaded {var}={}\"}}\n", value.chars().map(|c| format!("\\u{:04x}", c as u32)).collect::<String>())),
+        // Where real tools print them (issue #15): a query string in a
+        // client's log line, a curl -v request, JSON inside a JSON string,
+        // a bytes repr with \r\n escapes, the line after a command that
+        // printed the variable, a call argument in a traceback.
+        ("query-string", format!("INFO:httpx:HTTP Request: GET https://api.acme.io/v1/items?{}={value}&page=2 \"HTTP/1.1 200 OK\"\n", var.to_ascii_lowercase())),
+        ("curl-v", format!("* Connected to api.acme.io port 443\n> GET /v1/me HTTP/1.1\n> Host: api.acme.io\n> Authorization: Bearer {value}\n> Accept: */*\n")),
+        ("escaped-json", format!("{{\"body\": \"{{\\\"{}\\\":\\\"{value}\\\"}}\"}}\n", var.to_ascii_lowercase())),
+        ("bytes-repr", format!("send: b'POST /v1 HTTP/1.1\\r\\nHost: api\\r\\n{var}: {value}\\r\\n\\r\\n'\n")),
+        ("printed-by-command", format!("$ printenv {var}\n{value}\n$ echo done\ndone\n")),
+        ("call-argument", format!("  File \"/app/main.py\", line 40, in <module>\n    client.login(\"{value}\")\nAuthError: bad credentials\n")),
+    ]
+}
+
+/// Source code around a secret, read as code (the content type says so):
+/// generic rules look only inside its string literals.
+fn code_contexts(var: &str, value: &str) -> Vec<(&'static str, &'static str, String)> {
+    vec![
+        ("python-settings", "text/x-python", format!("import os\n\nDEBUG = False\n{var} = \"{value}\"\n\ndef main():\n    return os.environ.get(\"{var}\")\n")),
+        ("js-config", "text/javascript", format!("const config = {{\n  region: 'eu-west-1',\n  {}: '{value}',\n}};\nmodule.exports = config;\n", var.to_ascii_lowercase())),
     ]
 }
 
@@ -229,10 +256,18 @@ fn negatives(r: &mut Rng) -> Vec<(&'static str, String)> {
 fn recall_and_false_positive_rate_per_kind() {
     let s = common::sanitizer();
     let pack = s.default_pack();
-    let redact = |text: &str| -> (String, u32) {
-        let resp = s.redact_step(pack, text.as_bytes(), true).unwrap();
+    let redact_as = |text: &str, content_type: Option<&str>| -> (String, u32) {
+        let req = result_sanitizer::api::RedactRequest {
+            data: text.as_bytes().to_vec(),
+            last: true,
+            content_type: content_type.map(str::to_string),
+            untrusted: true,
+            report: false,
+        };
+        let resp = s.redact_request(pack, &req).unwrap();
         (String::from_utf8(resp.output).unwrap(), resp.redactions.iter().map(|r| r.count).sum())
     };
+    let redact = |text: &str| redact_as(text, None);
     let mut r = Rng(0x9E37_79B9_7F4A_7C15);
     let mut per_kind: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
     let mut misses = Vec::new();
@@ -241,8 +276,10 @@ fn recall_and_false_positive_rate_per_kind() {
         for (kind, var, gen) in kinds() {
             let written = gen(&mut r);
             let secret = secret_part(kind, &written);
-            for (ctx, doc) in contexts(&mut r, var, &written) {
-                let (out, _) = redact(&doc);
+            let plain = contexts(&mut r, var, &written).into_iter().map(|(ctx, doc)| (ctx, None, doc));
+            let code = code_contexts(var, &written).into_iter().map(|(ctx, ct, doc)| (ctx, Some(ct), doc));
+            for (ctx, ct, doc) in plain.chain(code) {
+                let (out, _) = redact_as(&doc, ct);
                 // Caught: no 8-byte run of the secret survives, other than
                 // runs the document has elsewhere (a key name, say).
                 let elsewhere = doc.replace(secret, "\u{0}");
@@ -259,6 +296,21 @@ fn recall_and_false_positive_rate_per_kind() {
         }
     }
     let mut fp: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
+    // Negatives cut from real code (tests/precision/), read as code: one
+    // document per line.
+    for (kind, name) in
+        [("real-code-rs", "code-lines.rs"), ("real-code-py", "code-lines.py"), ("real-code-js", "code-lines.js")]
+    {
+        let text =
+            std::fs::read_to_string(format!("{}/../tests/precision/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let ct = result_sanitizer_pipeline::content_type_for_path(name);
+        for line in text.lines() {
+            let (_, n) = redact_as(&format!("{line}\n"), ct);
+            let e = fp.entry(kind).or_default();
+            e.0 += 1;
+            e.1 += u32::from(n > 0);
+        }
+    }
     for _ in 0..rounds * 4 {
         for (kind, doc) in negatives(&mut r) {
             let (_, n) = redact(&doc);
@@ -289,6 +341,6 @@ fn recall_and_false_positive_rate_per_kind() {
     misses.dedup();
     println!("missed: {misses:?}");
     assert!(per_kind.len() >= 60);
-    assert!(recall >= 0.98, "recall {recall:.4} below 0.98");
+    assert!(recall >= 0.99, "recall {recall:.4} below 0.99");
     assert!(fpr <= 0.01, "false-positive rate {fpr:.4} above 0.01");
 }

@@ -51,6 +51,7 @@ pub fn default_options() -> Options {
         markup_bytes: None,
         recall_bytes: None,
         slice: None,
+        report_key: None,
     }
 }
 

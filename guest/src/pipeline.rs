@@ -19,7 +19,7 @@ use crate::markup::{frame, notice};
 use crate::options;
 use crate::pack::CompiledPack;
 use crate::record::RecordBuilder;
-use crate::stages::redact::{Pass, Redacted};
+use crate::stages::redact::{self, Pass, Redacted};
 use crate::stages::structure::{self, Fit};
 use crate::stages::wrap::{self, Extra, Renderer};
 use crate::stages::{byte_cap, decode, html, mcp, triage};
@@ -125,9 +125,12 @@ pub(crate) fn sanitize_visible(
     let capped = byte_cap::run(&body.text, opts.slice.as_ref(), body.total, budget.max_bytes);
     record.stage(Stage::ByteCap, capped.input_len, capped.read.len());
     let decoded = decode::run(capped.read);
-    let Redacted { text, map: rmap, defanged } = pass.redact(&decoded.text, true, &mut record.counts);
+    let Redacted { text, map: rmap, defanged, spans } = pass.redact(&decoded.text, true, &mut record.counts);
     record.stage(Stage::Redact, decoded.text.len(), text.len());
     let located = Located { text, rmap, dmap: decoded.map, lines: decoded.lines, base: capped.base };
+    if let Some(key) = opts.report_key.as_deref() {
+        record.sites(redact::sites(&decoded.text, &spans, key, &located));
+    }
     let stats = crate::record::Decoded { defanged, ..decoded.stats };
     record.text(capped.input_len, capped.original_bytes, capped.cap_hit, stats, recall.call_id.is_some());
 

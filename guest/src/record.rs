@@ -63,6 +63,7 @@ impl RecordBuilder {
             invalid_utf8: 0,
             defanged: 0,
             redactions: Vec::new(),
+            sites: Vec::new(),
             output_chars: 0,
             output_tokens: None,
             budget: *budget,
@@ -85,6 +86,11 @@ impl RecordBuilder {
     }
 
     /// Triage decided the class.
+    /// Where each redaction of the content was made (a report).
+    pub fn sites(&mut self, sites: Vec<crate::api::RedactionSite>) {
+        self.rec.sites = sites;
+    }
+
     pub fn class(&mut self, class: ContentClass) {
         self.rec.class = class;
     }

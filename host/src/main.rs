@@ -251,6 +251,11 @@ struct SanitizeOpts {
     /// FILE of source code it comes from the file name.
     #[arg(long)]
     content_type: Option<String>,
+    /// Say in the record where each redaction was made (`sites`: rule,
+    /// byte span, line, column, and the value hashed under a key drawn
+    /// for this call), never the value.
+    #[arg(long)]
+    report: bool,
     /// Lenient (documentation) mode: generic rules off, provider formats on.
     #[arg(long)]
     lenient: bool,
@@ -303,6 +308,7 @@ impl SanitizeOpts {
         o.untrusted = self.untrusted;
         o.content_type = self.content_type.clone();
         o.lenient = self.lenient;
+        o.report_key = self.report.then(random_key);
         o
     }
 }
@@ -317,6 +323,13 @@ fn open_input(file: &Option<PathBuf>) -> io::Result<(Box<dyn Read>, Option<u64>)
             Ok((Box::new(f), len))
         }
     }
+}
+
+/// A key for a report's hashes, fresh for each call: 32 random bytes in hex.
+fn random_key() -> String {
+    let mut k = [0u8; 32];
+    getrandom::fill(&mut k).expect("the OS has randomness");
+    k.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The content type a source file's name stands for (`.py`, `.rs`, ...).

@@ -171,3 +171,31 @@ fn an_inline_marker_allows_a_line_unless_the_content_is_untrusted() {
     let strict = redact(&["--untrusted"], text);
     assert!(!strict.contains("q8vR2mK7tLw3Yx9bN1cF"));
 }
+
+#[test]
+fn the_record_says_where_on_request() {
+    let text = "HOME=/srv\nDB_PASSWORD=Xk9#mQ2!vLp7\n  again: DB_PASSWORD=Xk9#mQ2!vLp7\n";
+    let run = |args: &[&str]| -> serde_json::Value {
+        let mut c = bin().arg("sanitize").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+        std::io::Write::write_all(&mut c.stdin.take().unwrap(), text.as_bytes()).unwrap();
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success());
+        let msg: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        msg["_meta"]["result-sanitizer/record"].clone()
+    };
+    assert_eq!(run(&[])["sites"], serde_json::json!([]), "no sites unless asked");
+    let rec = run(&["--report"]);
+    let sites = rec["sites"].as_array().unwrap();
+    assert_eq!(sites.len(), 2);
+    for s in sites {
+        let (a, b) = (s["start_byte"].as_u64().unwrap() as usize, s["end_byte"].as_u64().unwrap() as usize);
+        assert_eq!(&text[a..b].len(), &12);
+        let line_start: usize =
+            text.split_inclusive('\n').take(s["line"].as_u64().unwrap() as usize - 1).map(str::len).sum();
+        assert_eq!(line_start + s["column"].as_u64().unwrap() as usize - 1, a);
+        assert!(!rec.to_string().contains(&text[a..b]), "the record holds a value");
+    }
+    // One value, one hash.
+    assert_eq!(sites[0]["hash"], sites[1]["hash"]);
+    assert_eq!((sites[0]["line"].as_u64(), sites[1]["line"].as_u64()), (Some(2), Some(3)));
+}

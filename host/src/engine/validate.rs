@@ -112,6 +112,20 @@ pub fn validate_with(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPac
             return bad("the record names a rule the pack does not have");
         }
     }
+    // Sites: only on request, each a counted rule's, in order, inside the
+    // output, with a hash of the documented form.
+    if !out.record.sites.is_empty() && opts.report_key.is_none() {
+        return bad("the record reports sites nobody asked for");
+    }
+    let mut at = 0;
+    for s in &out.record.sites {
+        let counted = out.record.redactions.iter().any(|r| r.rule_id == s.rule_id);
+        let hash = s.hash.len() == 16 && s.hash.bytes().all(|c| c.is_ascii_hexdigit());
+        if !counted || !hash || s.start_byte < at || s.end_byte < s.start_byte || s.line == 0 || s.column == 0 {
+            return bad("the record reports a bad redaction site");
+        }
+        at = s.start_byte;
+    }
     Ok(())
 }
 

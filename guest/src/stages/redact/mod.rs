@@ -74,7 +74,8 @@
 //! - [`value`]: what counts as a secret value;
 //! - [`propagate`]: other occurrences of a found value;
 //! - [`encoded`]: base64, `%XX` and `\u` encoded secrets;
-//! - [`spans`]: spans, merging, counts.
+//! - [`spans`]: spans, merging, counts;
+//! - [`sites`]: where each redaction was made, for a report.
 
 mod analysis;
 pub(crate) mod encoded;
@@ -82,10 +83,12 @@ mod pass;
 mod propagate;
 mod rules;
 mod scan;
+mod sites;
 mod spans;
 mod value;
 
 pub(crate) use pass::{Pass, Redacted};
+pub(crate) use sites::sites;
 
 /// How a pass treats generic (`strict-only`) rules.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

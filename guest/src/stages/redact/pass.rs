@@ -32,6 +32,8 @@ pub(crate) struct Redacted {
     pub map: OffsetMap,
     /// Look-alikes of the pipeline's markup made harmless.
     pub defanged: u32,
+    /// What was replaced, in input positions.
+    pub spans: Vec<Span>,
 }
 
 impl<'p> Pass<'p> {
@@ -73,7 +75,7 @@ impl<'p> Pass<'p> {
             list.sort_by_key(|e: &Edit| e.start);
         }
         let (text, map) = edits::apply(text, &list);
-        Redacted { text, map, defanged }
+        Redacted { text, map, defanged, spans }
     }
 
     /// [`Self::redact`] without defanging, keeping the text only.

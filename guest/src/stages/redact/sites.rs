@@ -1,0 +1,35 @@
+//! Where each redaction was made, for "why was this redacted?" (options
+//! `report-key`): rule, original byte span, line and column, and the value
+//! as a keyed hash (HMAC-SHA256 under the caller's key, 8 bytes in hex),
+//! never the value. Cost: one binary search per site, one HMAC per value.
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use super::Span;
+use crate::api::RedactionSite;
+use crate::support::located::Located;
+
+/// The sites of `spans`, positions in `text` (the decoded text that was
+/// redacted), mapped to the original output through `at`'s maps.
+pub(crate) fn sites(text: &str, spans: &[Span], key: &str, at: &Located) -> Vec<RedactionSite> {
+    let b = text.as_bytes();
+    let byte = |d: usize| at.base.byte + at.dmap.to_src(d) as u64;
+    spans
+        .iter()
+        .map(|s| {
+            let line_start = memchr::memrchr(b'\n', &b[..s.start]).map_or(0, |p| p + 1);
+            let mut mac = Hmac::<Sha256>::new_from_slice(key.as_bytes()).expect("HMAC takes any key length");
+            mac.update(&b[s.start..s.end]);
+            let digest = mac.finalize().into_bytes();
+            RedactionSite {
+                rule_id: s.rule.clone(),
+                start_byte: byte(s.start),
+                end_byte: at.base.byte + at.dmap.to_src_end(s.end) as u64,
+                line: at.base.line + at.lines.line_of(s.start),
+                column: byte(s.start) - byte(line_start) + 1,
+                hash: digest[..8].iter().map(|x| format!("{x:02x}")).collect(),
+            }
+        })
+        .collect()
+}

@@ -92,12 +92,13 @@ fn langs() -> Vec<Lang> {
     let mut crates: Vec<PathBuf> =
         std::fs::read_dir(&registry).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
     crates.sort();
+    let stdlib = python_stdlib();
     vec![
         Lang { name: "rust", label: format!("{}/*/", registry.display()), roots: crates, exts: &["rs"] },
         Lang {
             name: "python",
-            label: python_stdlib().map_or("python3 stdlib (not found)".into(), |p| format!("{}/", p.display())),
-            roots: python_stdlib().into_iter().collect(),
+            label: stdlib.as_ref().map_or("python3 stdlib (not found)".into(), |p| format!("{}/", p.display())),
+            roots: stdlib.into_iter().collect(),
             exts: &["py"],
         },
         Lang {

@@ -1,6 +1,5 @@
 //! Inputs shared by `bench` and `profile`: generated, so that both measure
 //! the same bytes, and deterministic (a fixed xorshift seed per input).
-//! `precision` takes only the generator, for its seeded sample.
 
 pub struct Rng(pub u64);
 impl Rng {

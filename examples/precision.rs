@@ -17,11 +17,6 @@ use std::time::Instant;
 
 use serde_json::json;
 
-#[path = "bench_inputs.rs"]
-#[allow(dead_code)] // only its seeded Rng is used here
-mod inputs;
-use inputs::Rng;
-
 /// Larger files are left out: generated tables and bundles, not code.
 const MAX_FILE: u64 = 256 * 1024;
 /// Issue #15's acceptance: at most this many redactions per MB.
@@ -131,26 +126,39 @@ fn walk(dir: &Path, exts: &[&str], out: &mut Vec<(PathBuf, u64)>) {
     }
 }
 
-/// A fixed selection for a given set of files: all candidates in path
-/// order, shuffled by a seeded generator, taken until `budget` bytes.
+/// A seeded rank from a path below its root: FNV-1a, then splitmix64's
+/// finaliser. It depends on that path alone, so a crate another build adds
+/// to the registry slots in without reshuffling the rest of the sample, and
+/// the same trees pick the same files on any machine.
+fn rank(seed: u64, rel: &str) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325 ^ seed;
+    for b in rel.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^ (h >> 31)
+}
+
+/// The candidates in order of their seeded rank (ties by path), taken
+/// until `budget` bytes.
 fn sample(lang: &Lang, budget: u64, seed: u64, res: &mut LangResult) -> Vec<Sampled> {
     let mut all = Vec::new();
     for root in &lang.roots {
         let mut v = Vec::new();
         walk(root, lang.exts, &mut v);
-        all.extend(v.into_iter().map(|(p, n)| (root.clone(), p, n)));
+        all.extend(v.into_iter().map(|(p, n)| {
+            let rel = p.strip_prefix(root).unwrap_or(&p).display().to_string();
+            (rank(seed, &rel), p, rel, n)
+        }));
     }
-    all.sort_by(|a, b| a.1.cmp(&b.1));
-    res.too_large = all.iter().filter(|f| f.2 > MAX_FILE).count();
-    all.retain(|f| f.2 > 0 && f.2 <= MAX_FILE);
+    res.too_large = all.iter().filter(|f| f.3 > MAX_FILE).count();
+    all.retain(|f| f.3 > 0 && f.3 <= MAX_FILE);
     res.candidates = all.len();
-    let mut r = Rng(seed.max(1));
-    for i in (1..all.len()).rev() {
-        all.swap(i, (r.next() % (i as u64 + 1)) as usize);
-    }
+    all.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
     let mut picked = Vec::new();
     let mut total = 0u64;
-    for (root, path, _) in all {
+    for (_, path, shown, _) in all {
         if total >= budget {
             break;
         }
@@ -163,7 +171,6 @@ fn sample(lang: &Lang, budget: u64, seed: u64, res: &mut LangResult) -> Vec<Samp
             res.minified += 1;
         }
         total += data.len() as u64;
-        let shown = path.strip_prefix(&root).unwrap_or(&path).display().to_string();
         picked.push(Sampled { path, shown, data });
     }
     picked.sort_by(|a, b| a.path.cmp(&b.path));
@@ -342,7 +349,7 @@ fn main() {
     let gitleaks = arg("--gitleaks").map(PathBuf::from);
     let budget = (num("--mb", 8.0) * 1e6) as u64;
     let show = num("--show", 20.0) as usize;
-    let seed = num("--seed", 15.0) as u64;
+    let seed: u64 = arg("--seed").map_or(15, |v| v.parse().unwrap_or_else(|_| panic!("--seed: not a number: {v}")));
     let json_out = arg("--json");
     let started = Instant::now();
 
@@ -356,7 +363,7 @@ fn main() {
         gl_version.as_ref().map_or("no gitleaks (--gitleaks PATH to compare)".into(), |v| format!("gitleaks {v} dir"))
     );
     println!(
-        "sample: up to {:.1} MB per language, files of at most {} KiB, path order shuffled with seed {seed}; \
+        "sample: up to {:.1} MB per language, files of at most {} KiB, ranked by a hash of the path with seed {seed}; \
          binary files (a NUL byte or invalid UTF-8) skipped, minified files kept\n",
         mb(budget),
         MAX_FILE >> 10

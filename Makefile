@@ -4,6 +4,7 @@
 #   make build  the components, the CLI, and what the JS and Go commands need
 #   make lint   rustfmt and clippy (warnings are errors)
 #   make test   lint, build everything and run every test
+#   make bench  every performance figure, then `make precision` (false alarms on real code)
 #
 # One cargo profile (release) serves the CLI, the tests and the wasm guest,
 # so wasmtime and Cranelift are compiled once.
@@ -15,7 +16,7 @@ CORE      := target/$(WASM_TARGET)/release/result_sanitizer_pipeline.wasm
 BIN       := target/release/result-sanitizer
 SHARED    ?= $(abspath ../shared)
 
-.PHONY: all build wasm-target components js-host lint demo test test-rust test-js test-go edge fuzz cargo-fuzz vectors bench clean
+.PHONY: all build wasm-target components js-host lint demo test test-rust test-js test-go edge fuzz cargo-fuzz vectors bench precision clean
 
 all: build
 
@@ -116,6 +117,14 @@ bench: build $(GITLEAKS)
 	target/release/examples/bench --gitleaks $(GITLEAKS)
 	@echo
 	target/release/examples/bench_tenants 1000
+	@echo
+	target/release/examples/precision --gitleaks $(GITLEAKS) $(PRECISION_FLAGS)
+
+# False alarms on real source code (cargo registry sources, Python's
+# standard library, hosts/js/node_modules) against gitleaks on the same
+# files; e.g. PRECISION_FLAGS='--mb 2 --show 40 --json target/bench/precision.json'.
+precision: build $(GITLEAKS)
+	target/release/examples/precision --gitleaks $(GITLEAKS) $(PRECISION_FLAGS)
 
 test-rust: build
 	$(CARGO) test --release --workspace

@@ -15,8 +15,9 @@
 //! - `native KIB N`: the same pipeline compiled natively, N times;
 //! - `redact-clean KIB` / `redact-dense KIB`: native redaction, throughput;
 //! - `compile - N`: compiling every regex of the default rule set natively, N times;
-//! - `write-clean KIB PATH` / `write-dense KIB PATH`: write an input file
-//!   (for `perf record result-sanitizer redact < PATH`).
+//! - `write-clean KIB PATH` / `write-dense KIB PATH` / `write-varied KIB PATH` /
+//!   `write-ci KIB PATH` / `write-ci-ascii KIB PATH`: write one of bench's
+//!   inputs (for `perf record result-sanitizer redact < PATH`).
 
 use std::time::Instant;
 
@@ -27,7 +28,7 @@ use result_sanitizer_pipeline::{CompiledPack, StaticRules};
 
 #[path = "bench_inputs.rs"]
 mod inputs;
-use inputs::{dense, service_log};
+use inputs::{ci_log, dense, service_log, varied_log};
 
 fn native_pack() -> CompiledPack {
     let info = PackInfo {
@@ -103,13 +104,19 @@ fn main() {
             }
             println!("compile the default rule set: {:?}", per(t));
         }
-        "write-clean" | "write-dense" => {
+        "write-clean" | "write-dense" | "write-varied" | "write-ci" | "write-ci-ascii" => {
             let path = args.get(3).expect("PATH");
-            let data = if mode == "write-clean" { service_log(kib << 10) } else { dense(kib << 10) };
+            let data = match mode {
+                "write-clean" => service_log(kib << 10),
+                "write-dense" => dense(kib << 10),
+                "write-varied" => varied_log(kib << 10),
+                "write-ci" => ci_log(kib << 10, true),
+                _ => ci_log(kib << 10, false),
+            };
             std::fs::write(path, data).expect("write");
         }
         _ => {
-            eprintln!("usage: profile warm|fresh|native|redact-clean|redact-dense|compile|write-clean|write-dense [KIB] [N|PATH]");
+            eprintln!("usage: profile warm|fresh|native|redact-clean|redact-dense|compile|write-clean|write-dense|write-varied|write-ci|write-ci-ascii [KIB] [N|PATH]");
             std::process::exit(2);
         }
     }

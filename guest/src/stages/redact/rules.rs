@@ -32,6 +32,8 @@ pub(super) struct CompiledRule {
     pub(super) id: String,
     /// Path rules' matches are not propagated (a user name can be a word).
     pub(super) propagate: bool,
+    /// A path rule (`kind = "path"`): off in source code.
+    pub(super) path: bool,
     pub(super) strict_only: bool,
     /// Source of the regex; compiled on the rule's first keyword hit (most
     /// rules never hit in a given call, and a pack has hundreds).
@@ -241,6 +243,7 @@ impl Ruleset {
                 lite: OnceLock::new(),
                 id: r.id.clone(),
                 propagate: r.kind == crate::pack_api::RuleKind::Secret,
+                path: r.kind == crate::pack_api::RuleKind::Path,
                 strict_only: r.strict_only,
                 secret_group: r.secret_group as usize,
                 entropy: r.entropy,

@@ -471,6 +471,37 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn engines_agree_on_text_with_non_ascii_lines() {
+        // Long text with some non-ASCII lines runs the `regex` crate on its
+        // ASCII lines and regex-lite where a match could reach a non-ASCII
+        // byte: the same spans as regex-lite alone.
+        let rs = Ruleset::compile(&set(vec![
+            rule("gh", r"\b(ghp_[A-Za-z0-9]{8})\b", &["ghp_"], 1),
+            rule(
+                "env",
+                r#"(?i)(?:password|token)["']?[ \t]*[:=][ \t]*["']?([^\s"',;]{6,20})"#,
+                &["password", "token"],
+                1,
+            ),
+            rule("any", r"pw=(\S{1,8})", &["pw="], 1),
+            rule("ml", r"(?s)BEGIN(.{4,40}?)END", &["begin"], 1),
+        ]))
+        .unwrap();
+        let texts = [
+            "✅ ok TOKEN=ghp_abcd1234 done\nplain password=hunter2hunter\n",
+            "pw=éééééééééé and pw=abcdefghij\n│ box │ token: 'zzzzzzzzé'\n",
+            "password=ascii-only-1\n🚀 password=with-émoji\nBEGIN ab 漢字 cd END\nBEGIN plain END\n",
+        ];
+        for text in texts {
+            let (lite, fast) = both_engines(&rs, text);
+            assert!(!lite.is_empty(), "{text:?}");
+            assert_eq!(fast, lite, "{text:?}");
+        }
+        // The ASCII lines did run on the `regex` crate.
+        assert!(rs.rules[1].compiled.get().is_some_and(Option::is_some));
+    }
+
+    #[test]
     fn non_ascii_text_runs_on_regex_lite() {
         // Counts are characters, long text or not: the `regex` crate runs
         // only on ASCII text, where bytes are characters.

@@ -11,7 +11,7 @@ use super::propagate::propagate_values;
 use aho_corasick::AhoCorasickKind;
 
 use super::rules::{keyword_automaton, Compiled, CompiledRule, Engine, Ruleset, Split, DFA_MIN_TEXT, FAST_MIN_TEXT};
-use super::spans::{merge, Found, Span};
+use super::spans::{merge, Found, NonAscii, Span};
 use super::{Mode, ALLOW_MARKER};
 use crate::pack_api::Finding;
 use crate::support::text::{ceil_boundary, floor_boundary};
@@ -75,8 +75,9 @@ impl Ruleset {
     }
 
     pub(super) fn scan_plain(&self, text: &str, custom: &[Finding], mode: Mode) -> Vec<Span> {
-        let mut out =
-            Found { fast: text.len() >= FAST_MIN_TEXT && text.is_ascii(), code: mode.code, ..Found::default() };
+        let fast = text.len() >= FAST_MIN_TEXT;
+        let non_ascii = if fast { NonAscii::of(text) } else { None };
+        let mut out = Found { fast, non_ascii, code: mode.code, ..Found::default() };
         // Per rule: keyword hit starts (keyword-anchored rules) or merged
         // windows (the others), in text order.
         let mut found: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.rules.len()];
@@ -191,7 +192,7 @@ impl Ruleset {
     }
 
     pub(super) fn scan_window(&self, text: &str, rule: &CompiledRule, ws: usize, we: usize, out: &mut Found) {
-        let engine = if out.fast {
+        let engine = if out.fast_over(text.len(), ws, we, self.plan(rule).multiline) {
             let Some(Compiled { regex, anchored: false, .. }) = self.regexes(rule) else { return };
             Engine::Fast(regex)
         } else {
@@ -245,7 +246,7 @@ impl Ruleset {
         if self.plan(rule).anchor == Anchor::Keyword(true) && h > 0 && word(b[h - 1]) == word(b[h]) {
             return None;
         }
-        let fast = match out.fast {
+        let fast = match out.fast_over(text.len(), h, h, self.plan(rule).multiline) {
             true => match self.regexes(rule) {
                 Some(Compiled { regex, anchored: true, split }) => Some((regex, split)),
                 _ => return None,
@@ -351,6 +352,19 @@ pub(super) fn invisible(c: char) -> bool {
     matches!(c, '\u{00AD}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
 }
 
+/// Whether an [`invisible`] character's encoding starts at `b[i]`: C2 AD,
+/// E2 80 8B-8F / AA-AE, E2 81 A0-A4 / A6-A9, EF BB BF.
+fn invisible_at(b: &[u8], i: usize) -> bool {
+    let at = |k: usize| b.get(k).copied().unwrap_or(0);
+    match (b[i], at(i + 1), at(i + 2)) {
+        (0xC2, 0xAD, _) => true,
+        (0xE2, 0x80, c) => matches!(c, 0x8B..=0x8F | 0xAA..=0xAE),
+        (0xE2, 0x81, c) => matches!(c, 0xA0..=0xA4 | 0xA6..=0xA9),
+        (0xEF, 0xBB, 0xBF) => true,
+        _ => false,
+    }
+}
+
 /// `text` without invisible format characters, and for each byte offset
 /// of that view (and its end) the offset in `text`; `None` when there are
 /// none (the common case, found with one memchr pass for their lead bytes).
@@ -360,8 +374,12 @@ pub(super) fn visible_view(text: &str) -> Option<(String, Vec<usize>)> {
     if b.is_ascii() {
         return None;
     }
-    let maybe = memchr::memchr3(0xE2, 0xEF, 0xC2, b).is_some();
-    if !maybe || !text.chars().any(invisible) {
+    // Found by their first two bytes (SIMD searches), not by decoding
+    // every character: logs full of box drawing and emoji stay fast.
+    let maybe = memchr::memmem::find(b, b"\xC2\xAD").is_some()
+        || memchr::memmem::find(b, b"\xEF\xBB\xBF").is_some()
+        || [b"\xE2\x80", b"\xE2\x81"].iter().any(|p| memchr::memmem::find_iter(b, p).any(|i| invisible_at(b, i)));
+    if !maybe {
         return None;
     }
     let mut view = String::with_capacity(text.len());
@@ -458,6 +476,15 @@ pub(super) mod tests {
         let text = "[db]\nhost = x\n  DB_PASSWORD = hunter2hunter\nx password = nope nope\npassword=abcdefgh\n";
         let found: Vec<&str> = rs.scan(text, &[]).iter().map(|s| &text[s.start..s.end]).collect();
         assert_eq!(found, ["hunter2hunter", "abcdefgh"]);
+    }
+
+    #[test]
+    fn invisible_bytes_match_invisible_chars() {
+        for c in (0x80u32..0x10000).filter_map(char::from_u32) {
+            let mut buf = [0u8; 4];
+            let enc = c.encode_utf8(&mut buf).as_bytes();
+            assert_eq!(invisible_at(enc, 0), invisible(c), "U+{:04X}", c as u32);
+        }
     }
 
     #[test]

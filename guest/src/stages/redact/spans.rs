@@ -28,8 +28,11 @@ pub(crate) struct Span {
 /// matches are not propagated, secret matches are.)
 #[derive(Default)]
 pub(super) struct Found {
-    /// This scan runs the `regex` crate's engines (see [`FAST_MIN_TEXT`]).
+    /// The text is long enough for the `regex` crate's engines (see
+    /// [`FAST_MIN_TEXT`]); they run on its ASCII stretches ([`Self::fast_in`]).
     pub(super) fast: bool,
+    /// Where a long text is not ASCII; `None` for ASCII text.
+    pub(super) non_ascii: Option<NonAscii>,
     pub(super) spans: Vec<Span>,
     /// (start, end) → whether a propagating rule found it
     pub(super) bounds: rustc_hash::FxHashMap<(usize, usize), bool>,
@@ -55,10 +58,67 @@ impl Found {
                 return;
             }
         }
-        if set.accept(rule, &text[start..end], self.fast) {
+        let candidate = &text[start..end];
+        if set.accept(rule, candidate, self.fast && candidate.is_ascii()) {
             self.bounds.insert((start, end), rule.propagate);
             self.spans.push(Span { start, end, rule: rule.id.clone() });
         }
+    }
+}
+
+impl Found {
+    /// Whether the `regex` crate's engines may run for a match that starts
+    /// in `text[a..b]`: the text is long and all a match there can reach
+    /// is ASCII, where they find what regex-lite finds (a byte is a
+    /// character). A one-line regex reaches the end of `b`'s line (its
+    /// match cannot cross it, however its window grows), another the end
+    /// of the text. So a log with some non-ASCII lines (emoji, box
+    /// drawing) runs them on all its other lines, instead of falling back
+    /// to regex-lite everywhere.
+    pub(super) fn fast_over(&self, len: usize, a: usize, b: usize, multiline: bool) -> bool {
+        match (&self.non_ascii, self.fast) {
+            (_, false) => false,
+            (None, true) => true,
+            // Lines are whole in `NonAscii`: the line of `b` meets `a..=b`.
+            (Some(n), true) => !n.any_in(a, if multiline { len } else { b + 1 }),
+        }
+    }
+}
+
+/// The lines of a long text that are not ASCII, found in one pass (a
+/// memchr for line ends, a word-at-a-time `is_ascii` per line) and queried
+/// by binary search.
+pub(super) struct NonAscii {
+    /// `start..end` of each non-ASCII line, its `\n` included, in order.
+    lines: Vec<(usize, usize)>,
+}
+
+impl NonAscii {
+    /// `None` for an ASCII text.
+    pub(super) fn of(text: &str) -> Option<Self> {
+        let b = text.as_bytes();
+        if b.is_ascii() {
+            return None;
+        }
+        let mut lines: Vec<(usize, usize)> = Vec::new();
+        let mut start = 0;
+        let ends = memchr::memchr_iter(b'\n', b).map(|p| p + 1).chain(std::iter::once(b.len()));
+        for end in ends {
+            if start < end && !b[start..end].is_ascii() {
+                match lines.last_mut() {
+                    Some(l) if l.1 == start => l.1 = end,
+                    _ => lines.push((start, end)),
+                }
+            }
+            start = end;
+        }
+        Some(Self { lines })
+    }
+
+    /// Whether a line that meets `a..b` is not ASCII.
+    fn any_in(&self, a: usize, b: usize) -> bool {
+        let i = self.lines.partition_point(|l| l.1 <= a);
+        self.lines.get(i).is_some_and(|l| l.0 < b)
     }
 }
 

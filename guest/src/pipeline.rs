@@ -23,7 +23,9 @@ use crate::stages::redact::{Pass, Redacted};
 use crate::stages::structure::{self, Fit};
 use crate::stages::wrap::{self, Extra, Renderer};
 use crate::stages::{byte_cap, decode, html, mcp, triage};
-use crate::support::located::Located;
+use crate::strategies::error_lines;
+use crate::support::edits::OffsetMap;
+use crate::support::located::{Hole, Located};
 use crate::support::tokenizer::Tokenizer;
 
 /// Runs the whole pipeline over one tool result.
@@ -54,6 +56,14 @@ pub(crate) fn sanitize_visible(
     let pass = Pass::new(pack, options::lenient(opts, &pack.rules));
     let mut record = RecordBuilder::new(opts, &budget, &pack.info, input.len());
     record.stage(Stage::Triage, input.len(), input.len());
+
+    // Head + tail around a drained middle: joined on whole lines (the
+    // options checked it is raw, non-HTML output).
+    let joined = opts.gap.as_ref().map(|g| byte_cap::join(input, g));
+    let (input, drained) = match &joined {
+        Some((bytes, d)) => (bytes.as_slice(), Some(*d)),
+        None => (input, None),
+    };
 
     // Triage: binary is omitted; MCP results are split by block; HTML
     // becomes text.
@@ -109,7 +119,7 @@ pub(crate) fn sanitize_visible(
     };
 
     // Structured content takes at most half the token budget.
-    let recall = Recall::from_options(&opts.call_id, opts.recall_bytes);
+    let recall = Recall::from_options(&opts.call_id, opts.recall_bytes, opts.source);
     let mut notes = Vec::new();
     let (structured, structured_tokens) = match body.structured {
         Some(s) => structure::structured_content(s, &budget, &recall, input.len(), tok, &mut record, &mut notes),
@@ -118,13 +128,20 @@ pub(crate) fn sanitize_visible(
     notes.extend(body.notes);
 
     // Byte cap, decode, redact.
-    let capped = byte_cap::run(&body.text, opts.slice.as_ref(), body.total, budget.max_bytes);
+    let capped = byte_cap::run(&body.text, opts.slice.as_ref(), body.total, budget.max_bytes, drained);
     record.stage(Stage::ByteCap, capped.input_len, capped.read.len());
     let decoded = decode::run(capped.read);
     let Redacted { text, map: rmap, defanged } = pass.redact(&decoded.text, true, &mut record.counts);
     record.stage(Stage::Redact, decoded.text.len(), text.len());
-    let located = Located { text, rmap, dmap: decoded.map, lines: decoded.lines, base: capped.base };
-    let stats = crate::record::Decoded { defanged, ..decoded.stats };
+    let hole = capped.drained.map(|d| locate_hole(&d, &decoded.map, &rmap, decoded.text.len(), text.len()));
+    let located = Located { text, rmap, dmap: decoded.map, lines: decoded.lines, base: capped.base, hole };
+    // The drained middle's lines and replacements are the output's too.
+    let gap = opts.gap.as_ref().filter(|_| hole.is_some());
+    if let Some(g) = gap {
+        record.add_counts(g.redactions.iter().map(|c| (c.rule_id.clone(), c.count)).collect());
+    }
+    let lines = decoded.stats.lines + hole.map_or(0, |h| h.newlines);
+    let stats = crate::record::Decoded { defanged, lines, ..decoded.stats };
     record.text(capped.input_len, capped.original_bytes, capped.cap_hit, stats, recall.call_id.is_some());
 
     // Fit to the budgets, structure first; every attempt is rendered.
@@ -143,6 +160,12 @@ pub(crate) fn sanitize_visible(
             records: shapes.records.as_ref(),
             errors: &shapes.errors,
             error_cap: structure::error_cap(token_budget),
+            drained: gap.zip(hole).map(|(g, h)| error_lines::Drained {
+                at: h.text,
+                first_line: located.hole_first_line().unwrap_or(1),
+                lines: &g.error_lines,
+                seen: g.error_lines_seen,
+            }),
         },
         opts,
         pass,
@@ -179,6 +202,26 @@ pub(crate) fn sanitize_visible(
     let is_error = body.is_error || opts.tool_error.is_some();
     let message = wrap::message(opts, &out.text, &body.extras, structured.as_ref(), is_error, &record);
     Ok((Sanitized { message, record, is_error }, out.text))
+}
+
+/// Where a drained middle is in the decoded and the redacted text: the
+/// first offset that maps to its place in the bytes read or after it.
+fn locate_hole(d: &byte_cap::Drained, dmap: &OffsetMap, rmap: &OffsetMap, dec_len: usize, text_len: usize) -> Hole {
+    let first = |len: usize, f: &dyn Fn(usize) -> usize, target: usize| {
+        let (mut lo, mut hi) = (0usize, len);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if f(mid) < target {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    };
+    let decoded = first(dec_len, &|o| dmap.to_src(o), d.at);
+    let text = first(text_len, &|o| rmap.to_src(o), decoded);
+    Hole { src: d.at, decoded, text, bytes: d.bytes, newlines: d.newlines, ends_line: d.ends_line }
 }
 
 /// The `[code] message` line of a tool error, its message redacted (and

@@ -276,6 +276,18 @@ impl Sanitizer {
         self.with_live(pack, |s, p| p.result_sanitizer_core_result_sanitizer().call_sanitize_json(s, request))
     }
 
+    /// One step of draining the middle of a long output read as head +
+    /// tail (see [`crate::io::read_head_tail`]): `data` is counted and
+    /// scanned into `gap`; the caller keeps the bytes not consumed and
+    /// sends them again with the next ones.
+    pub fn drain_step(&self, pack: &LoadedPack, gap: &api::Gap, data: &[u8], last: bool) -> Result<api::DrainStep> {
+        let r =
+            self.with_live(pack, |s, p| p.result_sanitizer_core_result_sanitizer().call_drain(s, gap, data, last))?;
+        let step = r.map_err(guest_error)?;
+        validate::drain_step(gap, data.len(), last, &step)?;
+        Ok(step)
+    }
+
     /// One streaming redaction step (see [`crate::stream`]).
     pub fn redact_step(&self, pack: &LoadedPack, data: &[u8], last: bool) -> Result<api::RedactResponse> {
         self.redact_request(pack, &api::RedactRequest { data: data.to_vec(), last })

@@ -122,6 +122,12 @@ fn cases() -> Vec<Case> {
             long,
             &["--tool", "cargo", "--max-bytes", "16384"],
         ),
+        case(
+            "drain-limit",
+            "reading stopped at the drain limit: the gap unfinished, the rest unknown",
+            "y\n".repeat(30_000),
+            &["--tool", "yes", "--max-bytes", "4096", "--drain-limit", "20000"],
+        ),
         case("json-lines", "whole records", jsonl, &["--tool", "logs", "--max-tokens", "500"]),
         case("csv", "whole records, header kept", csv, &["--tool", "query", "--max-tokens", "500"]),
         case("html", "HTML extraction", page.clone(), &["--tool", "http_fetch", "--content-type", "text/html"]),
@@ -162,10 +168,21 @@ fn options(flags: &[&str]) -> Value {
             "--format" => o.insert("format".into(), json!(val())),
             "--input" => o.insert("input".into(), json!(val())),
             "--encoding" => o.insert("encoding".into(), json!(val())),
+            // How much the command reads, not an option.
+            "--drain-limit" => {
+                val();
+                None
+            }
             other => panic!("no option for flag {other}"),
         };
     }
     Value::Object(o)
+}
+
+/// The command's `--drain-limit`.
+fn drain_limit(flags: &[&str]) -> u64 {
+    let at = flags.iter().position(|f| *f == "--drain-limit");
+    at.map_or(DEFAULT_DRAIN_LIMIT, |i| flags[i + 1].parse().unwrap())
 }
 
 /// `bytes` as `key` (text) or `key_base64`.
@@ -185,7 +202,7 @@ fn request(s: &Sanitizer, stdin: &[u8], flags: &[&str]) -> (String, bool) {
     let budget = s.effective_budget(s.default_pack(), &parsed).ok();
     let input = match budget.filter(|b| b.head_bytes > 0) {
         Some(b) => {
-            let ht = read_head_tail(s, s.default_pack(), stdin, b.head_bytes, b.tail_bytes, DEFAULT_DRAIN_LIMIT)
+            let ht = read_head_tail(s, s.default_pack(), stdin, b.head_bytes, b.tail_bytes, drain_limit(flags))
                 .expect("drains");
             if let Some(g) = ht.gap {
                 opts["gap"] = serde_json::to_value(g).unwrap();

@@ -366,3 +366,41 @@ func TestAGreedyPackHitsItsMemoryCap(t *testing.T) {
 		t.Fatalf("expected a typed error, got %v", err)
 	}
 }
+
+// A long stdin, drained in many steps whose boundaries fall where this
+// host's reads put them, gives the Rust CLI's bytes.
+func TestALongStdinGivesTheRustCLIsBytes(t *testing.T) {
+	bin := buildCommand(t)
+	var in bytes.Buffer
+	for i := 0; i < 240000; i++ {
+		if i%50000 == 7 {
+			fmt.Fprintf(&in, "error: unit %d failed: token ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M rejected\n", i)
+		} else {
+			fmt.Fprintf(&in, "   Compiling unit %d (step %d)\n", i, i%97)
+		}
+	}
+	flags := []string{"--tool", "cargo", "--max-tokens", "2000"}
+	run := func(name string, args ...string) string {
+		cmd := exec.Command(name, args...)
+		cmd.Dir = root
+		cmd.Stdin = bytes.NewReader(in.Bytes())
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v: %s", name, err, stderr.String())
+		}
+		return stdout.String()
+	}
+	cli, err := filepath.Abs(filepath.Join(root, "target", "release", "result-sanitizer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rust := run(cli, append([]string{"sanitize"}, flags...)...)
+	got := run(bin, flags...)
+	if got != rust {
+		t.Fatalf("the Go command differs from the Rust CLI\n got  %.400s\n want %.400s", got, rust)
+	}
+	if !strings.Contains(got, `\n200008| error: unit 200007 failed: token [REDACTED:github-token] rejected`) || strings.Contains(got, "ghp_") {
+		t.Errorf("the drained error line is not shown redacted with its number: %.400s", got)
+	}
+}

@@ -119,3 +119,26 @@ test('the command reads raw input as head + tail, documents under read_bytes, an
   assert.equal(old.status, 1);
   assert.match(old.stderr.toString(), /unknown format "Openai"/);
 });
+
+test('a long stdin, drained in many steps, gives the Rust CLI\'s bytes', () => {
+  // 6 MB: several drain steps, whose boundaries fall where this host's
+  // reads put them; error lines and a secret in the middle.
+  const lines = [];
+  for (let i = 0; i < 240000; i++) {
+    if (i % 50000 === 7) lines.push(`error: unit ${i} failed: token ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M rejected`);
+    else lines.push(`   Compiling unit ${i} (step ${i % 97})`);
+  }
+  const input = Buffer.from(lines.join('\n') + '\n');
+  const flags = ['--tool', 'cargo', '--max-tokens', '2000'];
+  const rust = spawnSync(join(here, '..', '..', '..', 'target', 'release', 'result-sanitizer'), ['sanitize', ...flags], {
+    input,
+    maxBuffer: 1 << 26,
+  });
+  const js = spawnSync(process.execPath, [command, ...flags], { input, maxBuffer: 1 << 26 });
+  assert.equal(rust.status, 0, rust.stderr.toString());
+  assert.equal(js.status, 0, js.stderr.toString());
+  assert.equal(js.stdout.toString(), rust.stdout.toString());
+  const text = JSON.parse(js.stdout.toString()).content[0].text;
+  assert.match(text, /\n200008\| error: unit 200007 failed: token \[REDACTED:github-token\] rejected/);
+  assert.ok(!text.includes('ghp_'));
+});

@@ -60,6 +60,13 @@ pub(crate) fn sanitize_visible(
     // Head + tail around a drained middle: joined on whole lines (the
     // options checked it is raw, non-HTML output).
     let joined = opts.gap.as_ref().map(|g| byte_cap::join(input, g));
+    if let Some((_, d)) = &joined {
+        // The partial lines at the join were neither drained nor are they
+        // shown: their secrets count with the rest.
+        for (s, e) in d.fragments {
+            pass.redact_text(&String::from_utf8_lossy(&input[s..e]), &mut record.counts);
+        }
+    }
     let (input, drained) = match &joined {
         Some((bytes, d)) => (bytes.as_slice(), Some(*d)),
         None => (input, None),

@@ -226,6 +226,10 @@ fn make_demos_long_ci_log_shows_its_real_end() {
         assert!(t.contains(l), "the log's last lines are shown: {l}");
     }
     assert!(t.contains("| test module_7::case_4000 ... FAILED"), "the failure from the middle, numbered");
+    // The middle was seen once: its redactions are counted as when the
+    // whole file is read into the pipeline.
+    let (whole, _) = run_measured(&["sanitize", log.to_str().unwrap(), "--tool", "shell", "--max-bytes", "2000000"]);
+    assert_eq!(record(&v)["redactions"], record(&whole)["redactions"]);
 }
 
 /// The library reads any reader the same way: here a Unix socket fed by a

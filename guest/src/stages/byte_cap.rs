@@ -22,6 +22,9 @@ pub(crate) struct Drained {
     pub ends_line: bool,
     /// The host stopped reading before the end.
     pub unfinished: bool,
+    /// The partial lines the join moved into the middle, as ranges of the
+    /// input: never shown, but their secrets are counted.
+    pub fragments: [(usize, usize); 2],
 }
 
 /// The head and tail a host read around `gap`, joined on whole lines: the
@@ -47,6 +50,7 @@ pub(crate) fn join(input: &[u8], gap: &Gap) -> (Vec<u8>, Drained) {
         newlines: gap.newlines + u64::from(t > 0 && tail[t - 1] == b'\n'),
         ends_line: gap.ends_line || (t > 0 && tail[t - 1] == b'\n'),
         unfinished: gap.unfinished,
+        fragments: [(h, at), (at, at + t)],
     };
     (joined, d)
 }

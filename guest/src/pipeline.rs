@@ -78,7 +78,11 @@ pub(crate) fn sanitize_visible(
         InputKind::Raw => {
             let verdict = triage::classify(input, opts.content_type.as_deref());
             let class = match verdict.class {
-                ContentClass::Binary => return Ok(binary(input.len(), verdict.format, opts, &pass, tok, record)),
+                ContentClass::Binary => {
+                    // A drained middle's size is exact; else the host's word.
+                    let total = drained.map(|d| input.len() as u64 + d.bytes).or(opts.total_bytes);
+                    return Ok(binary(input.len(), total, verdict.format, opts, &pass, tok, record));
+                }
                 ContentClass::Text => triage::refine(input, opts.content_type.as_deref()),
                 class => class,
             };
@@ -242,6 +246,7 @@ fn tool_error_line(opts: &Options, pass: &Pass, record: &mut RecordBuilder) -> O
 /// Binary output: omitted, reported as a tool error.
 fn binary(
     n: usize,
+    total: Option<u64>,
     format: Option<&str>,
     opts: &Options,
     pass: &Pass,
@@ -251,7 +256,7 @@ fn binary(
     let error_line = tool_error_line(opts, pass, &mut record);
     let text = frame::frame(opts, error_line.as_deref(), &notice::binary(n, format));
     record.stage(Stage::Wrap, n, text.len());
-    record.binary(opts.total_bytes.unwrap_or(n as u64).max(n as u64));
+    record.binary(total.unwrap_or(n as u64).max(n as u64));
     let tokens = tok.count_unless_fits(&text, record.budget().max_tokens as usize);
     let record = record.finish(&text, tokens.map(|n| n as u64));
     let message = wrap::message(opts, &text, &[], None, true, &record);

@@ -11,8 +11,24 @@ use std::time::{Duration, Instant};
 
 use result_sanitizer::io::{read_head_tail, DEFAULT_DRAIN_LIMIT};
 
+/// The CLI, with a pipeline cache of this test process's own, filled
+/// once before any run is measured: a run that writes the cache copies the
+/// pipeline into memory, one that finds it maps it.
 fn cli() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_result-sanitizer"))
+    static CACHE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let dir = CACHE.get_or_init(|| {
+        let dir = tmp("cache");
+        let o = Command::new(env!("CARGO_BIN_EXE_result-sanitizer"))
+            .args(["run", "--", "true"])
+            .env("RESULT_SANITIZER_CACHE", &dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        dir
+    });
+    let mut c = Command::new(env!("CARGO_BIN_EXE_result-sanitizer"));
+    c.env("RESULT_SANITIZER_CACHE", dir);
+    c
 }
 
 fn root() -> PathBuf {
@@ -59,16 +75,18 @@ fn record(v: &serde_json::Value) -> &serde_json::Value {
     &v["_meta"]["result-sanitizer/record"]
 }
 
-/// The CLI's peak memory on a tiny input: what a long one may exceed only
-/// by about the cap and one drain step.
+/// The CLI's peak memory on an output that fills the 256 KiB cap and is
+/// sanitized whole: what a long one may exceed only by one drain step.
 fn baseline_rss() -> u64 {
-    run_measured(&["run", "--", "echo", "hello"]).1
+    let (v, rss) = run_measured(&["run", "--", "sh", "-c", "seq -f 'compiling unit %.0f ok' 1 9000"]);
+    assert!(record(&v)["original_bytes"].as_u64().unwrap() > 200_000, "the baseline fills the cap");
+    rss
 }
 
-/// Allowance over the baseline: the 256 KiB cap (head and tail), one 1 MiB
-/// drain chunk and its copies inside the pipeline's memory, and allocator
-/// slack. Reading 50 MB whole would be far past it.
-const SLACK: u64 = 24 << 20;
+/// Allowance over the baseline: one 1 MiB drain step and its copies in
+/// the pipeline's memory, and allocator slack. Reading 50 MB whole would be
+/// far past it.
+const SLACK: u64 = 8 << 20;
 
 #[test]
 fn a_failing_command_after_50_mb_keeps_its_status_its_error_and_its_end() {
@@ -264,4 +282,13 @@ fn the_library_reads_a_socket_as_head_and_tail() {
     let r = record(&v);
     assert_eq!(r["original_bytes"].as_u64(), Some(ht.total));
     assert!(r["redactions"].as_array().unwrap().iter().any(|c| c["rule_id"] == "github-token"));
+}
+
+#[test]
+fn a_long_binary_output_is_omitted_with_its_true_size() {
+    let (v, _) = run_measured(&["run", "--", "head", "-c", "3000000", "/dev/urandom"]);
+    assert_eq!(v["isError"], true);
+    assert!(text(&v).contains("binary output omitted"), "{}", text(&v));
+    let r = record(&v);
+    assert_eq!((r["class"].as_str(), r["original_bytes"].as_u64()), (Some("binary"), Some(3_000_000)));
 }

@@ -292,3 +292,28 @@ fn a_long_binary_output_is_omitted_with_its_true_size() {
     let r = record(&v);
     assert_eq!((r["class"].as_str(), r["original_bytes"].as_u64()), (Some("binary"), Some(3_000_000)));
 }
+
+/// A host that keeps the output offers `recall` for the drained middle, and
+/// a recall of it gives the middle's own lines.
+#[test]
+fn a_kept_long_output_shows_its_end_and_recalls_its_middle() {
+    use result_sanitizer::api::{Slice, SliceUnit};
+    use result_sanitizer::recall::{OutputStore, StoreConfig};
+    let s = common::sanitizer();
+    let store = OutputStore::new(StoreConfig::default()).unwrap();
+    let log: String = (1..=40_000).map(|i| format!("step {i}: ok\n")).collect();
+    let mut o = common::opts("build");
+    o.call_id = "call_7".into();
+    o.max_bytes = Some(32 * 1024);
+    let out = s.sanitize_kept(s.default_pack(), &store, "acme", log.as_bytes(), &o).unwrap();
+    let v = common::json(&out);
+    let t = text(&v);
+    assert!(t.ends_with("step 40000: ok\n"), "the end shows");
+    let om = &out.record.omitted[0];
+    assert!(om.end_byte > 400_000, "the omitted part is the drained middle: {om:?}");
+    let route = format!("recall(call_id=call_7, offset={}, limit={})", om.start_byte, om.end_byte - om.start_byte);
+    assert!(t.contains(&route), "{t}");
+    let sl = Slice { offset: 20_000, limit: 2, unit: SliceUnit::Lines };
+    let back = s.recall(s.default_pack(), &store, "acme", "call_7", sl, &o).unwrap();
+    assert!(text(&common::json(&back)).ends_with("step 20000: ok\nstep 20001: ok\n"));
+}

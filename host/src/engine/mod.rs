@@ -240,6 +240,17 @@ impl Sanitizer {
         let kept = store.put(tenant, &opts.call_id, input)?;
         let mut o = opts.clone();
         o.recall_bytes = (kept > 0).then_some(kept);
+        // A long output is read as any other (head + tail, the middle
+        // drained), so its end shows; what it omits is recallable.
+        let b = self.effective_budget(pack, &o)?;
+        let read;
+        let input = if b.head_bytes > 0 && o.gap.is_none() && input.len() as u64 > b.head_bytes + b.tail_bytes {
+            read = crate::io::read_head_tail(self, pack, input, b.head_bytes, b.tail_bytes, u64::MAX)?;
+            o.gap = read.gap.clone();
+            &read.bytes[..]
+        } else {
+            input
+        };
         let out = self.sanitize_with(pack, input, &o)?;
         store.set_truncated(&opts.call_id, out.record.truncated);
         Ok(out)

@@ -144,7 +144,10 @@ pub(crate) fn sanitize_visible(
     let decoded = decode::run(capped.read);
     let Redacted { text, map: rmap, defanged } = pass.redact(&decoded.text, true, &mut record.counts);
     record.stage(Stage::Redact, decoded.text.len(), text.len());
-    let hole = capped.drained.map(|d| locate_hole(&d, &decoded.map, &rmap, decoded.text.len(), text.len()));
+    let hole = capped
+        .drained
+        .filter(|d| d.bytes > 0)
+        .map(|d| locate_hole(&d, &decoded.map, &rmap, decoded.text.len(), text.len()));
     let located = Located { text, rmap, dmap: decoded.map, lines: decoded.lines, base: capped.base, hole };
     // The drained middle's lines and replacements are the output's too.
     let gap = opts.gap.as_ref().filter(|_| hole.is_some());

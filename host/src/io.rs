@@ -120,7 +120,11 @@ pub fn read_head_tail(
     }
     if let Some(g) = gap.as_mut() {
         drain(s, pack, g, &mut pending, true)?;
-        g.unfinished = stopped;
+    }
+    if stopped {
+        // Even with nothing drained (a limit below the cap), the pipeline
+        // must know the output went on.
+        gap.get_or_insert_with(|| empty_gap(bytes.len() as u64)).unfinished = true;
     }
     bytes.extend_from_slice(&ring);
     Ok(HeadTail { bytes, gap, total, stopped })

@@ -347,3 +347,17 @@ fn run_stops_a_command_at_its_timeout() {
     let o = bin().args(["run", "--timeout", "0", "--", "true"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "a zero timeout is a usage error");
 }
+
+/// A drain limit below the cap: nothing was drained, yet the message says
+/// the output went on.
+#[test]
+fn a_drain_limit_below_the_cap_still_says_the_output_went_on() {
+    let o = run_with_stdin(&["sanitize", "--drain-limit", "1000"], &b"0123456789\n".repeat(1000));
+    let v = stdout_json(&o);
+    let text = v["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("[truncated: reading stopped at byte 1000 (91 lines read), the host's drain limit"),
+        "{text}"
+    );
+    assert_eq!(v["_meta"]["result-sanitizer/record"]["input_bytes"], 1000);
+}

@@ -1,6 +1,7 @@
 package resultsanitizer
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -143,14 +144,21 @@ func (s *Sanitizer) ReadHeadTail(ctx context.Context, r io.Reader, head, tail, d
 		if gap, _, err = s.drain(ctx, gap, pending, true); err != nil {
 			return nil, err
 		}
-		if stopped {
-			var g map[string]any
-			if err := json.Unmarshal(gap, &g); err != nil {
-				return nil, err
-			}
-			g["unfinished"] = true
-			gap, _ = json.Marshal(g)
+	}
+	if stopped {
+		// Even with nothing drained (a limit below the cap), the pipeline
+		// must know the output went on.
+		if gap == nil {
+			gap = emptyGap(len(kept))
 		}
+		var g map[string]any
+		d := json.NewDecoder(bytes.NewReader(gap))
+		d.UseNumber() // byte counts stay exact
+		if err := d.Decode(&g); err != nil {
+			return nil, err
+		}
+		g["unfinished"] = true
+		gap, _ = json.Marshal(g)
 	}
 	return &HeadTail{Bytes: append(kept, ring...), Gap: gap, Total: total, Stopped: stopped}, nil
 }

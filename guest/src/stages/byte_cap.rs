@@ -34,6 +34,19 @@ pub(crate) struct Drained {
 pub(crate) fn join(input: &[u8], gap: &Gap) -> (Vec<u8>, Drained) {
     let at = (gap.start_byte.min(input.len() as u64)) as usize;
     let (head, tail) = input.split_at(at);
+    if gap.bytes == 0 {
+        // Nothing between them (a host that stopped before it drained):
+        // head and tail are one run.
+        let d = Drained {
+            at,
+            bytes: 0,
+            newlines: 0,
+            ends_line: false,
+            unfinished: gap.unfinished,
+            fragments: [(at, at); 2],
+        };
+        return (input.to_vec(), d);
+    }
     // Without a line end, at least on character boundaries.
     let h = memchr::memrchr(b'\n', head).map_or_else(|| whole_chars(head), |p| p + 1);
     let t = match memchr::memchr(b'\n', tail) {

@@ -202,9 +202,12 @@ export class Sanitizer {
       if (stopped) break;
     }
     if (ringLen > tailBytes) spill(tailBytes);
-    if (gap) {
-      [gap, pending] = await this.#drain(gap, pending, true);
-      gap.unfinished = stopped;
+    if (gap) [gap, pending] = await this.#drain(gap, pending, true);
+    // Even with nothing drained (a limit below the cap), the pipeline must
+    // know the output went on.
+    if (stopped) {
+      gap ??= emptyGap(headLen);
+      gap.unfinished = true;
     }
     return { bytes: Buffer.concat([...head, ...ring]), gap, total, stopped };
   }

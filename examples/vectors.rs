@@ -1,10 +1,12 @@
 //! Writes the conformance vectors in `tests/vectors/` (`make vectors`).
 //!
 //! Each vector is one tool result and the CLI flags of one
-//! `result-sanitizer sanitize` call; the file holds the JSON-twin request
-//! those flags mean (its `input` or `input_base64` is what the command reads
-//! from stdin: at most the byte cap + 1 bytes) and the response the Rust
-//! host gave with the embedded default pack. Every host (Rust, JavaScript, Go) must reproduce each
+//! `result-sanitizer sanitize` call reading it from stdin; the file holds
+//! the JSON-twin request the command makes (its `input` or `input_base64`
+//! is what it keeps: a raw output longer than the cap as head + tail, the
+//! middle drained into the options' `gap`; a document at most `read-bytes`
+//! bytes), the stdin itself when that differs (`stdin` or `stdin_base64`),
+//! and the response the Rust host gave with the embedded default pack. Every host (Rust, JavaScript, Go) must reproduce each
 //! response byte for byte, and each host's `sanitize` command must print
 //! the response's message for the same input and flags.
 //!
@@ -14,6 +16,7 @@
 use std::path::PathBuf;
 
 use base64::Engine;
+use result_sanitizer::io::{read_head_tail, DEFAULT_DRAIN_LIMIT};
 use result_sanitizer::{Limits, Sanitizer};
 use serde_json::{json, Map, Value};
 
@@ -52,6 +55,14 @@ fn cases() -> Vec<Case> {
     );
     let mcp = std::fs::read(root().join("examples/mcp-result.json")).unwrap();
     let page = std::fs::read(root().join("examples/page.html")).unwrap();
+    // A log longer than the cap, with an error line and a secret in the
+    // part that is drained.
+    let long: String = (1..=4000)
+        .map(|i| match i {
+            2100 => "error: linking failed: token ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M rejected\n".to_string(),
+            _ => format!("   Compiling crate-{i} v0.1.{}\n", i % 7),
+        })
+        .collect();
     let mut invalid = b"valid start \xff\xfe then more text\n".to_vec();
     invalid.extend_from_slice("ünïcödé 😀\n".as_bytes());
     vec![
@@ -99,7 +110,24 @@ fn cases() -> Vec<Case> {
             &["--tool", "http_fetch", "--untrusted"],
         ),
         case("json-structure", "JSON thinned, still JSON", api.clone(), &["--tool", "api", "--max-tokens", "700"]),
-        case("json-byte-cap", "JSON cut by the byte cap, closed", api, &["--tool", "api", "--max-bytes", "4000"]),
+        case(
+            "json-byte-cap",
+            "JSON cut by the byte cap, closed",
+            api,
+            &["--tool", "api", "--max-bytes", "4000", "--content-type", "application/json"],
+        ),
+        case(
+            "head-tail",
+            "head + tail read, the middle drained: its error line, its redaction, true offsets",
+            long,
+            &["--tool", "cargo", "--max-bytes", "16384"],
+        ),
+        case(
+            "drain-limit",
+            "reading stopped at the drain limit: the gap unfinished, the rest unknown",
+            "y\n".repeat(30_000),
+            &["--tool", "yes", "--max-bytes", "4096", "--drain-limit", "20000"],
+        ),
         case("json-lines", "whole records", jsonl, &["--tool", "logs", "--max-tokens", "500"]),
         case("csv", "whole records, header kept", csv, &["--tool", "query", "--max-tokens", "500"]),
         case("html", "HTML extraction", page.clone(), &["--tool", "http_fetch", "--content-type", "text/html"]),
@@ -122,6 +150,8 @@ fn root() -> PathBuf {
 /// The options JSON (the JSON twin's partial options) the CLI flags mean.
 fn options(flags: &[&str]) -> Value {
     let mut o = Map::new();
+    // What the command reads is stdin: not kept, not to be read back.
+    o.insert("source".into(), json!("pipe"));
     let mut it = flags.iter();
     while let Some(f) = it.next() {
         let mut val = || it.next().expect("flag value").to_string();
@@ -138,20 +168,54 @@ fn options(flags: &[&str]) -> Value {
             "--format" => o.insert("format".into(), json!(val())),
             "--input" => o.insert("input".into(), json!(val())),
             "--encoding" => o.insert("encoding".into(), json!(val())),
+            // How much the command reads, not an option.
+            "--drain-limit" => {
+                val();
+                None
+            }
             other => panic!("no option for flag {other}"),
         };
     }
     Value::Object(o)
 }
 
-fn request(input: &[u8], flags: &[&str]) -> String {
-    let mut r = Map::new();
-    match std::str::from_utf8(input) {
-        Ok(s) => r.insert("input".into(), json!(s)),
-        Err(_) => r.insert("input_base64".into(), json!(base64::engine::general_purpose::STANDARD.encode(input))),
+/// The command's `--drain-limit`.
+fn drain_limit(flags: &[&str]) -> u64 {
+    let at = flags.iter().position(|f| *f == "--drain-limit");
+    at.map_or(DEFAULT_DRAIN_LIMIT, |i| flags[i + 1].parse().unwrap())
+}
+
+/// `bytes` as `key` (text) or `key_base64`.
+fn put_bytes(m: &mut Map<String, Value>, key: &str, bytes: &[u8]) {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => m.insert(key.into(), json!(s)),
+        Err(_) => m.insert(format!("{key}_base64"), json!(base64::engine::general_purpose::STANDARD.encode(bytes))),
     };
-    r.insert("options".into(), options(flags));
-    serde_json::to_string(&Value::Object(r)).unwrap()
+}
+
+/// The request the `sanitize` command makes for `stdin` and `flags`: what
+/// it reads as the budget says (head + tail and the drained gap, or at most
+/// `read-bytes`), with the options the flags mean.
+fn request(s: &Sanitizer, stdin: &[u8], flags: &[&str]) -> (String, bool) {
+    let mut opts = options(flags);
+    let parsed = result_sanitizer::options_from_json(&opts).unwrap();
+    let budget = s.effective_budget(s.default_pack(), &parsed).ok();
+    let input = match budget.filter(|b| b.head_bytes > 0) {
+        Some(b) => {
+            let ht = read_head_tail(s, s.default_pack(), stdin, b.head_bytes, b.tail_bytes, drain_limit(flags))
+                .expect("drains");
+            if let Some(g) = ht.gap {
+                opts["gap"] = serde_json::to_value(g).unwrap();
+            }
+            ht.bytes
+        }
+        // Bad options: the CLI fails before reading; any prefix will do.
+        None => stdin[..stdin.len().min(read_cap(s, flags))].to_vec(),
+    };
+    let mut r = Map::new();
+    put_bytes(&mut r, "input", &input);
+    r.insert("options".into(), opts);
+    (serde_json::to_string(&Value::Object(r)).unwrap(), input != stdin)
 }
 
 /// Bytes the `sanitize` command reads for these flags (the CLI contract:
@@ -169,17 +233,18 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     let mut stale = 0;
     for c in cases() {
-        // What the CLI reads: at most cap + 1 bytes of raw input.
-        let input = &c.input[..c.input.len().min(read_cap(&s, &c.flags))];
-        let req = request(input, &c.flags);
+        let (req, differs) = request(&s, &c.input, &c.flags);
         let resp = s.sanitize_json(s.default_pack(), &req).expect("the pipeline answers");
-        let file = json!({
-            "name": c.name,
-            "covers": c.covers,
-            "flags": c.flags,
-            "request": req,
-            "response": resp,
-        });
+        let mut file = Map::new();
+        file.insert("name".into(), json!(c.name));
+        file.insert("covers".into(), json!(c.covers));
+        file.insert("flags".into(), json!(c.flags));
+        if differs {
+            put_bytes(&mut file, "stdin", &c.input);
+        }
+        file.insert("request".into(), json!(req));
+        file.insert("response".into(), json!(resp));
+        let file = Value::Object(file);
         let path = dir.join(format!("{}.json", c.name));
         let text = serde_json::to_string_pretty(&file).unwrap() + "\n";
         if check {

@@ -89,6 +89,12 @@ def stream_case(data, plants=(), chunks=(), repeat=0):
     return vec_u8(data) + vec(plants, lambda p: u16(p[0]) + u8(p[1])) + vec(chunks, u16) + u8(repeat)
 
 
+# --- head_tail: struct Case in fuzz_targets/head_tail.rs ---------------------
+
+def head_tail_case(data, plants=(), steps=(), repeat=0, cap=0):
+    return vec_u8(data) + vec(plants, lambda p: u16(p[0]) + u8(p[1])) + vec(steps, u16) + u8(repeat) + u16(cap)
+
+
 # --- json: `value` in fuzz_targets/json.rs, then mcp, max_tokens, format ----
 
 class JsonSeed:
@@ -277,11 +283,18 @@ JSON = {
 FUZZ_SECRETS = [b"AKIAQ3EGRTZ7MBXK4WNP", b"ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M",
                 b"sk_live_51Hq8vR2mK7tLw3Yx9bN1cF4hJ6pD0", b"xoxb-2Tq9mV4kL7pR3wX8zN1cF5hJ"]
 
+HEAD_TAIL = {
+    "log-repeated-small-cap": head_tail_case(BUILD_LOG[:3500], plants=[(100, 1), (2000, 0)], steps=[300, 17],
+                                             repeat=15),
+    "unicode-repeated": head_tail_case(UNICODE, plants=[(7, 2)], steps=[1000], repeat=15, cap=500),
+    "invalid-utf8-repeated": head_tail_case(INVALID_UTF8 + STDERR, steps=[64], repeat=15, cap=3000),
+}
+
 
 def main():
     for text in (BUILD_LOG, API_JSON, MCP_RESULT, HTML_PAGE, PNG_ISH, INVALID_UTF8, STDERR, CSV, PEM, UNICODE):
         assert not any(x in text for x in FUZZ_SECRETS), "a seed's text holds one of fuzz/src/lib.rs's SECRETS"
-    for target, seeds in (("sanitize", SANITIZE), ("redact_stream", STREAM), ("json", JSON)):
+    for target, seeds in (("sanitize", SANITIZE), ("redact_stream", STREAM), ("json", JSON), ("head_tail", HEAD_TAIL)):
         d = os.path.join(HERE, "corpus", target)
         os.makedirs(d, exist_ok=True)
         for name, data in seeds.items():

@@ -40,6 +40,7 @@ wit_bindgen::generate!({
         "result-sanitizer:core/result-sanitizer@0.1.0/input-kind": [#[serde(rename_all = "snake_case")]],
         "result-sanitizer:core/result-sanitizer@0.1.0/encoding": [#[serde(rename_all = "snake_case")]],
         "result-sanitizer:core/result-sanitizer@0.1.0/slice-unit": [#[serde(rename_all = "snake_case")]],
+        "result-sanitizer:core/result-sanitizer@0.1.0/output-source": [#[serde(rename_all = "snake_case")]],
         "result-sanitizer:core/result-sanitizer@0.1.0/content-class": [#[serde(rename_all = "snake_case")]],
         "result-sanitizer:core/result-sanitizer@0.1.0/strategy": [#[serde(rename_all = "snake_case")]],
         "result-sanitizer:core/result-sanitizer@0.1.0/stage": [#[serde(rename_all = "snake_case")]],
@@ -85,7 +86,8 @@ mod stages;
 mod strategies;
 mod support;
 
-pub use entry::json_twin::{effective_budget_json, sanitize_json};
+pub use entry::drain::step as drain_step;
+pub use entry::json_twin::{drain_json, effective_budget_json, sanitize_json};
 pub use entry::round::sanitize_round;
 pub use entry::stream::step as redact_step;
 pub use options::default_options;

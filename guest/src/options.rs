@@ -6,7 +6,7 @@
 //! tokens). Limits below the floors here cannot hold a marker and are
 //! rejected rather than silently raised.
 
-use crate::api::{Budget, Encoding, InputKind, Options, OutputFormat, SanitizeError};
+use crate::api::{Budget, Encoding, InputKind, Options, OutputFormat, OutputSource, SanitizeError};
 use crate::pack_api::{BudgetOverride, RuleSet};
 
 /// Default byte cap.
@@ -52,6 +52,8 @@ pub fn default_options() -> Options {
         recall_bytes: None,
         slice: None,
         report_key: None,
+        source: OutputSource::Tool,
+        gap: None,
     }
 }
 
@@ -116,7 +118,30 @@ pub fn resolve(opts: &Options, rules: &RuleSet) -> Result<Budget, SanitizeError>
         InputKind::Raw if html => max_bytes.max(markup_bytes) + 1,
         InputKind::Raw => max_bytes + 1,
     };
-    Ok(Budget { max_bytes, max_chars, head_chars, tail_chars, max_tokens, markup_bytes, read_bytes })
+    // Raw text can be read as head + tail (its end is where logs put their
+    // verdict); MCP, HTML and declared JSON documents are read whole, under
+    // read-bytes, as a head and tail would not be one document.
+    let ct = opts.content_type.as_deref().unwrap_or_default().to_ascii_lowercase();
+    let json = ct.starts_with("application/json") || ct.split(';').next().is_some_and(|t| t.ends_with("+json"));
+    let head_tail = opts.input == InputKind::Raw && !html && !json;
+    let head_bytes = if head_tail { max_bytes / 4 * 3 } else { 0 };
+    let tail_bytes = if head_tail { max_bytes - head_bytes } else { 0 };
+    if opts.gap.is_some() && (!head_tail || opts.slice.is_some()) {
+        return bad(
+            "a gap (head + tail input) is for raw output, not a declared HTML or JSON document, without a slice".into(),
+        );
+    }
+    Ok(Budget {
+        max_bytes,
+        max_chars,
+        head_chars,
+        tail_chars,
+        max_tokens,
+        markup_bytes,
+        read_bytes,
+        head_bytes,
+        tail_bytes,
+    })
 }
 
 #[cfg(test)]

@@ -23,7 +23,9 @@ use crate::stages::redact::{self, Pass, Redacted};
 use crate::stages::structure::{self, Fit};
 use crate::stages::wrap::{self, Extra, Renderer};
 use crate::stages::{byte_cap, decode, html, mcp, triage};
-use crate::support::located::Located;
+use crate::strategies::error_lines;
+use crate::support::edits::OffsetMap;
+use crate::support::located::{Hole, Located};
 use crate::support::tokenizer::Tokenizer;
 
 /// Runs the whole pipeline over one tool result.
@@ -55,13 +57,32 @@ pub(crate) fn sanitize_visible(
     let mut record = RecordBuilder::new(opts, &budget, &pack.info, input.len());
     record.stage(Stage::Triage, input.len(), input.len());
 
+    // Head + tail around a drained middle: joined on whole lines (the
+    // options checked it is raw, non-HTML output).
+    let joined = opts.gap.as_ref().map(|g| byte_cap::join(input, g));
+    if let Some((_, d)) = &joined {
+        // The partial lines at the join were neither drained nor are they
+        // shown: their secrets count with the rest.
+        for (s, e) in d.fragments {
+            pass.redact_text(&String::from_utf8_lossy(&input[s..e]), &mut record.counts);
+        }
+    }
+    let (input, drained) = match &joined {
+        Some((bytes, d)) => (bytes.as_slice(), Some(*d)),
+        None => (input, None),
+    };
+
     // Triage: binary is omitted; MCP results are split by block; HTML
     // becomes text.
     let body = match opts.input {
         InputKind::Raw => {
             let verdict = triage::classify(input, opts.content_type.as_deref());
             let class = match verdict.class {
-                ContentClass::Binary => return Ok(binary(input.len(), verdict.format, opts, &pass, tok, record)),
+                ContentClass::Binary => {
+                    // A drained middle's size is exact; else the host's word.
+                    let total = drained.map(|d| input.len() as u64 + d.bytes).or(opts.total_bytes);
+                    return Ok(binary(input.len(), total, verdict.format, opts, &pass, tok, record));
+                }
                 ContentClass::Text => triage::refine(input, opts.content_type.as_deref()),
                 class => class,
             };
@@ -113,7 +134,7 @@ pub(crate) fn sanitize_visible(
     let pass = pass.over_code(body.class == ContentClass::Code);
 
     // Structured content takes at most half the token budget.
-    let recall = Recall::from_options(&opts.call_id, opts.recall_bytes);
+    let recall = Recall::from_options(&opts.call_id, opts.recall_bytes, opts.source);
     let mut notes = Vec::new();
     let (structured, structured_tokens) = match body.structured {
         Some(s) => structure::structured_content(s, &budget, &recall, input.len(), tok, &mut record, &mut notes),
@@ -122,16 +143,26 @@ pub(crate) fn sanitize_visible(
     notes.extend(body.notes);
 
     // Byte cap, decode, redact.
-    let capped = byte_cap::run(&body.text, opts.slice.as_ref(), body.total, budget.max_bytes);
+    let capped = byte_cap::run(&body.text, opts.slice.as_ref(), body.total, budget.max_bytes, drained);
     record.stage(Stage::ByteCap, capped.input_len, capped.read.len());
     let decoded = decode::run(capped.read);
     let Redacted { text, map: rmap, defanged, spans } = pass.redact(&decoded.text, true, &mut record.counts);
     record.stage(Stage::Redact, decoded.text.len(), text.len());
-    let located = Located { text, rmap, dmap: decoded.map, lines: decoded.lines, base: capped.base };
+    let hole = capped
+        .drained
+        .filter(|d| d.bytes > 0)
+        .map(|d| locate_hole(&d, &decoded.map, &rmap, decoded.text.len(), text.len()));
+    let located = Located { text, rmap, dmap: decoded.map, lines: decoded.lines, base: capped.base, hole };
+    // The drained middle's lines and replacements are the output's too.
+    let gap = opts.gap.as_ref().filter(|_| hole.is_some());
+    if let Some(g) = gap {
+        record.add_counts(g.redactions.iter().map(|c| (c.rule_id.clone(), c.count)).collect());
+    }
+    let lines = decoded.stats.lines + hole.map_or(0, |h| h.newlines);
+    let stats = crate::record::Decoded { defanged, lines, ..decoded.stats };
     if let Some(key) = opts.report_key.as_deref() {
         record.sites(redact::sites(&decoded.text, &spans, key, &located));
     }
-    let stats = crate::record::Decoded { defanged, ..decoded.stats };
     record.text(capped.input_len, capped.original_bytes, capped.cap_hit, stats, recall.call_id.is_some());
 
     // Fit to the budgets, structure first; every attempt is rendered.
@@ -150,6 +181,12 @@ pub(crate) fn sanitize_visible(
             records: shapes.records.as_ref(),
             errors: &shapes.errors,
             error_cap: structure::error_cap(token_budget),
+            drained: gap.zip(hole).map(|(g, h)| error_lines::Drained {
+                at: h.text,
+                first_line: located.hole_first_line().unwrap_or(1),
+                lines: &g.error_lines,
+                seen: g.error_lines_seen,
+            }),
         },
         opts,
         pass,
@@ -188,6 +225,26 @@ pub(crate) fn sanitize_visible(
     Ok((Sanitized { message, record, is_error }, out.text))
 }
 
+/// Where a drained middle is in the decoded and the redacted text: the
+/// first offset that maps to its place in the bytes read or after it.
+fn locate_hole(d: &byte_cap::Drained, dmap: &OffsetMap, rmap: &OffsetMap, dec_len: usize, text_len: usize) -> Hole {
+    let first = |len: usize, f: &dyn Fn(usize) -> usize, target: usize| {
+        let (mut lo, mut hi) = (0usize, len);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if f(mid) < target {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    };
+    let decoded = first(dec_len, &|o| dmap.to_src(o), d.at);
+    let text = first(text_len, &|o| rmap.to_src(o), decoded);
+    Hole { src: d.at, decoded, text, bytes: d.bytes, newlines: d.newlines, ends_line: d.ends_line }
+}
+
 /// The `[code] message` line of a tool error, its message redacted (and
 /// counted) like the content, since it is caller text.
 fn tool_error_line(opts: &Options, pass: &Pass, record: &mut RecordBuilder) -> Option<String> {
@@ -199,6 +256,7 @@ fn tool_error_line(opts: &Options, pass: &Pass, record: &mut RecordBuilder) -> O
 /// Binary output: omitted, reported as a tool error.
 fn binary(
     n: usize,
+    total: Option<u64>,
     format: Option<&str>,
     opts: &Options,
     pass: &Pass,
@@ -208,7 +266,7 @@ fn binary(
     let error_line = tool_error_line(opts, pass, &mut record);
     let text = frame::frame(opts, error_line.as_deref(), &notice::binary(n, format));
     record.stage(Stage::Wrap, n, text.len());
-    record.binary(opts.total_bytes.unwrap_or(n as u64).max(n as u64));
+    record.binary(total.unwrap_or(n as u64).max(n as u64));
     let tokens = tok.count_unless_fits(&text, record.budget().max_tokens as usize);
     let record = record.finish(&text, tokens.map(|n| n as u64));
     let message = wrap::message(opts, &text, &[], None, true, &record);

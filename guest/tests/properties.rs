@@ -1,12 +1,13 @@
 //! Properties of the pipeline's native build, for any input and policy:
 //! no panic, valid UTF-8 and JSON out, the token budget holds (exact
-//! count), no planted secret survives, streaming equals one-shot redaction.
+//! count), no planted secret survives, streaming equals one-shot redaction,
+//! head + tail with a drained middle keeps the whole output's positions.
 
 use proptest::prelude::*;
-use result_sanitizer_pipeline::api::{Encoding, OutputFormat, RedactRequest};
+use result_sanitizer_pipeline::api::{Encoding, Gap, OutputFormat, RedactRequest};
 use result_sanitizer_pipeline::default_options;
 use result_sanitizer_pipeline::pack_api::{PackInfo, Rule, RuleKind, RuleSet};
-use result_sanitizer_pipeline::{redact_step, sanitize};
+use result_sanitizer_pipeline::{drain_step, redact_step, sanitize};
 use result_sanitizer_pipeline::{CompiledPack, StaticRules};
 
 const SECRET: &str = "ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M";
@@ -204,5 +205,91 @@ proptest! {
             prop_assert!(n <= b, "{enc:?}: count {n} > bound {b}");
             prop_assert!(b <= s.len());
         }
+    }
+}
+
+/// A long log: lines of varied length and alphabet (multi-byte, invalid
+/// bytes), error lines and secrets here and there, maybe no final newline.
+fn long_log() -> impl Strategy<Value = Vec<u8>> {
+    (200usize..12_000, any::<u64>(), any::<bool>()).prop_map(|(lines, seed, final_nl)| {
+        let mut x = seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut out = Vec::new();
+        for i in 0..lines {
+            match next() % 40 {
+                0 => out.extend_from_slice(format!("error: step {i} failed, token {SECRET}").as_bytes()),
+                1 => out.extend_from_slice("thread panicked: é€😀".as_bytes()),
+                2 => out.extend_from_slice(b"raw \xff\xfe bytes"),
+                3 => out.extend_from_slice(&vec![b'x'; (next() % 3000) as usize]),
+                _ => out.extend_from_slice(format!("   Compiling unit {i} ({})", next() % 1000).as_bytes()),
+            }
+            if i + 1 < lines || final_nl {
+                out.push(b'\n');
+            }
+        }
+        out
+    })
+}
+
+/// Line number (from 1) of byte `at` of `input`.
+fn line_at(input: &[u8], at: u64) -> u64 {
+    input[..at as usize].iter().filter(|&&b| b == b'\n').count() as u64 + 1
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// A host reads head + tail and drains the middle in steps of any size:
+    /// the kept and omitted spans tile the whole output exactly, their line
+    /// numbers are the output's, and no secret of the middle shows.
+    #[test]
+    fn head_tail_positions_are_those_of_the_whole_output(
+        input in long_log(),
+        max_bytes in 1024u64..16_384,
+        step in 70_000usize..400_000,
+    ) {
+        let p = pack();
+        let head = (max_bytes / 4 * 3) as usize;
+        let tail = max_bytes as usize - head;
+        prop_assume!(input.len() > head + tail);
+        let mut gap = Gap {
+            start_byte: head as u64, bytes: 0, newlines: 0, ends_line: false,
+            error_lines: vec![], error_lines_seen: 0, redactions: vec![], unfinished: false,
+        };
+        let middle = &input[head..input.len() - tail];
+        let mut carry = Vec::new();
+        let mut chunks = middle.chunks(step).peekable();
+        while let Some(c) = chunks.next() {
+            carry.extend_from_slice(c);
+            let last = chunks.peek().is_none();
+            let r = drain_step(&gap, &carry, last, &p).unwrap();
+            carry.drain(..r.consumed as usize);
+            gap = r.gap;
+        }
+        prop_assert_eq!(gap.bytes as usize, middle.len());
+        let kept = [&input[..head], &input[input.len() - tail..]].concat();
+        let mut o = default_options();
+        o.tool = "t".into();
+        o.max_bytes = Some(max_bytes);
+        o.gap = Some(gap);
+        let out = sanitize(&kept, &o, &p).unwrap();
+        let r = &out.record;
+        prop_assert_eq!(r.original_bytes, input.len() as u64);
+        prop_assert!(!out.message.contains(SECRET));
+        let mut spans: Vec<_> = r.kept.iter().chain(r.omitted.iter()).collect();
+        spans.sort_by_key(|s| s.start_byte);
+        let mut at = 0;
+        for s in spans {
+            prop_assert_eq!(s.start_byte, at, "spans tile the output: {:?}", r);
+            prop_assert_eq!(s.start_line, line_at(&input, s.start_byte));
+            prop_assert_eq!(s.end_line, line_at(&input, s.end_byte.max(s.start_byte + 1) - 1));
+            at = s.end_byte;
+        }
+        prop_assert_eq!(at, input.len() as u64);
     }
 }

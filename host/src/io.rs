@@ -1,8 +1,13 @@
 //! Host I/O: reading under the byte cap, running commands, streaming.
 //!
-//! The cap is enforced while reading: at most `cap + 1` bytes are read (the
-//! extra byte tells the pipeline there was more), then reading stops; a
-//! child process is killed at that point.
+//! Raw output is read as head + tail ([`read_head_tail`]): the first
+//! `head-bytes` are kept, then a ring buffer of the last `tail-bytes`;
+//! every byte that falls out of the ring is drained through the pipeline's
+//! `drain` step (counted, scanned for error lines, redacted) and dropped.
+//! Memory stays at the cap plus one drain chunk, whatever the length, and
+//! a command runs to its end. Documents read whole (MCP, HTML) are read
+//! under `read-bytes` ([`read_capped`]): at most `cap + 1` bytes, the extra
+//! byte telling the pipeline there was more.
 
 use std::io::{Read, Write};
 use std::process::{Command, ExitStatus};
@@ -10,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::api::{Options, RedactRequest};
+use crate::api::{Gap, Options, RedactRequest};
 use crate::engine::{LoadedPack, Sanitizer};
 use crate::error::{Error, Result};
 
@@ -30,6 +35,126 @@ pub fn read_capped(r: impl Read, cap: u64) -> Result<Capped> {
     Ok(Capped { bytes, over })
 }
 
+/// Bytes of the middle sent per `drain` step (as for `redact`, each step
+/// rescans the pipeline's 64 KiB overlap).
+pub const DRAIN_CHUNK: usize = 1 << 20;
+
+/// Default for how much of an output is read before reading stops: a
+/// producer that never ends (`yes`) is stopped there.
+pub const DEFAULT_DRAIN_LIMIT: u64 = 1 << 30;
+
+/// A long output as a host keeps it: head and tail, and the middle drained.
+pub struct HeadTail {
+    /// The head, then the tail: the input to sanitize.
+    pub bytes: Vec<u8>,
+    /// The drained middle when there was one: the options' `gap`.
+    pub gap: Option<Gap>,
+    /// Bytes read in all.
+    pub total: u64,
+    /// Reading stopped at the drain limit; the output went on.
+    pub stopped: bool,
+}
+
+/// Reads `r` (a pipe, a socket, an HTTP body, a file) to its end, or to
+/// `drain_limit` bytes, keeping the first `head` bytes and the last `tail`
+/// (the budget's `head-bytes` and `tail-bytes`). The bytes between them go
+/// through the pipeline's `drain` step, once, and are not kept. An output
+/// of at most `head + tail` bytes is kept whole, with no gap.
+pub fn read_head_tail(
+    s: &Sanitizer,
+    pack: &LoadedPack,
+    mut r: impl Read,
+    head: u64,
+    tail: u64,
+    drain_limit: u64,
+) -> Result<HeadTail> {
+    let (head, tail) = (head as usize, tail as usize);
+    let mut bytes = Vec::with_capacity(head.min(1 << 20));
+    let mut ring: Vec<u8> = Vec::new();
+    let mut pending: Vec<u8> = Vec::new();
+    let mut gap: Option<Gap> = None;
+    let mut buf = vec![0u8; 64 * 1024];
+    let (mut total, mut stopped) = (0u64, false);
+    loop {
+        let room = drain_limit.saturating_sub(total).min(buf.len() as u64) as usize;
+        if room == 0 {
+            // At the limit: stopped only if the output goes on.
+            stopped = loop {
+                match r.read(&mut buf[..1]) {
+                    Ok(n) => break n > 0,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e.into()),
+                }
+            };
+            break;
+        }
+        let n = match r.read(&mut buf[..room]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        };
+        total += n as u64;
+        let mut data = &buf[..n];
+        if bytes.len() < head {
+            let k = (head - bytes.len()).min(data.len());
+            bytes.extend_from_slice(&data[..k]);
+            data = &data[k..];
+        }
+        ring.extend_from_slice(data);
+        // The ring keeps the last `tail` bytes; what falls out is drained
+        // (moved out a chunk at a time, so the shifting stays cheap).
+        if ring.len() > tail + buf.len() {
+            let out = ring.len() - tail;
+            pending.extend(ring.drain(..out));
+            let g = gap.get_or_insert_with(|| empty_gap(bytes.len() as u64));
+            if pending.len() >= DRAIN_CHUNK {
+                drain(s, pack, g, &mut pending, false)?;
+            }
+        }
+    }
+    if ring.len() > tail {
+        let out = ring.len() - tail;
+        pending.extend(ring.drain(..out));
+        gap.get_or_insert_with(|| empty_gap(bytes.len() as u64));
+    }
+    if let Some(g) = gap.as_mut() {
+        drain(s, pack, g, &mut pending, true)?;
+    }
+    if stopped {
+        // Even with nothing drained (a limit below the cap), the pipeline
+        // must know the output went on.
+        gap.get_or_insert_with(|| empty_gap(bytes.len() as u64)).unfinished = true;
+    }
+    bytes.extend_from_slice(&ring);
+    Ok(HeadTail { bytes, gap, total, stopped })
+}
+
+/// A gap after a head of `start` bytes, nothing drained yet.
+pub fn empty_gap(start: u64) -> Gap {
+    Gap {
+        start_byte: start,
+        bytes: 0,
+        newlines: 0,
+        ends_line: false,
+        error_lines: Vec::new(),
+        error_lines_seen: 0,
+        redactions: Vec::new(),
+        unfinished: false,
+    }
+}
+
+/// One `drain` step over `pending`, keeping what it did not consume.
+fn drain(s: &Sanitizer, pack: &LoadedPack, gap: &mut Gap, pending: &mut Vec<u8>, last: bool) -> Result<()> {
+    let step = s.drain_step(pack, gap, pending, last)?;
+    pending.drain(..step.consumed as usize);
+    *gap = step.gap;
+    if !last && pending.len() > 2 * DRAIN_CHUNK + (1 << 20) {
+        return Err(Error::InvalidOutput("drain step made no progress".into()));
+    }
+    Ok(())
+}
+
 /// How many bytes of a result to read for `opts`, less the one extra byte
 /// [`read_capped`] reads: the pipeline's `read-bytes` (the byte cap, the
 /// markup budget for a declared HTML document, or the MCP input bound),
@@ -38,30 +163,36 @@ pub fn input_cap(s: &Sanitizer, pack: &LoadedPack, opts: &Options) -> Result<u64
     Ok(s.effective_budget(pack, opts)?.read_bytes.saturating_sub(1))
 }
 
-/// Output of a command run under the cap.
+/// Output of a command, read as head + tail.
 pub struct RunOutput {
-    /// stdout and stderr interleaved as written (one pipe), capped.
-    pub output: Capped,
-    /// Exit status; `None` when the host killed the command (at the cap, or
-    /// at its time limit).
+    /// stdout and stderr interleaved as written (one pipe).
+    pub output: HeadTail,
+    /// Exit status; `None` when the host killed the command (at its time
+    /// limit, or at the drain limit).
     pub status: Option<ExitStatus>,
     /// The command ran past its time limit and its process group was killed.
     pub timed_out: bool,
 }
 
-/// Runs `cmd` with stdout and stderr on one pipe, reading under `cap`; the
-/// child is killed as soon as the cap is passed. With a `timeout`, the
-/// command runs in a process group of its own, and the whole group is
-/// killed when the time is up (a shell's children too); what it printed
-/// until then is kept.
-pub fn run_capped(cmd: &mut Command, cap: u64, timeout: Option<Duration>) -> Result<RunOutput> {
+/// Runs `cmd` in a process group of its own with stdout and stderr on one
+/// pipe (their order kept), reading it as head + tail
+/// ([`read_head_tail`]) to its end: the command runs to completion and its
+/// status is kept. With a `timeout`, the whole group is killed when the
+/// time is up (a shell's children too), and so it is when the output
+/// reaches `drain_limit`; what it printed until then is kept.
+pub fn run_head_tail(
+    s: &Sanitizer,
+    pack: &LoadedPack,
+    cmd: &mut Command,
+    head_tail: (u64, u64),
+    drain_limit: u64,
+    timeout: Option<Duration>,
+) -> Result<RunOutput> {
     use std::os::unix::process::CommandExt;
     let (reader, writer) = std::io::pipe()?;
     let writer2 = writer.try_clone()?;
     cmd.stdin(std::process::Stdio::null()).stdout(writer).stderr(writer2);
-    if timeout.is_some() {
-        cmd.process_group(0);
-    }
+    cmd.process_group(0);
     let mut child = cmd.spawn()?;
     // Our copies of the write end must go, or the read never ends.
     cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
@@ -78,19 +209,16 @@ pub fn run_capped(cmd: &mut Command, cap: u64, timeout: Option<Duration>) -> Res
             }
         })
     });
-    let output = read_capped(reader, cap);
+    let output = read_head_tail(s, pack, reader, head_tail.0, head_tail.1, drain_limit);
     let status = match &output {
-        Ok(o) if o.over => {
-            if timeout.is_some() {
-                // SAFETY: as above; the cap stops the whole group.
-                unsafe { libc::kill(-group, libc::SIGKILL) };
-            } else {
-                let _ = child.kill();
-            }
+        Ok(o) if !o.stopped => Some(child.wait()?),
+        _ => {
+            // The drain limit (or a failed read): stop the whole group.
+            // SAFETY: kill(2) on our child's own process group.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
             let _ = child.wait();
             None
         }
-        _ => Some(child.wait()?),
     };
     drop(done);
     if let Some(w) = watchdog {

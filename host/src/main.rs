@@ -11,8 +11,10 @@ use std::process::{Command, ExitCode};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use result_sanitizer::api::{self, Encoding, InputKind, Options, OutputFormat, ToolError};
-use result_sanitizer::io::{input_cap, read_capped, redact_stream, run_capped, StreamOptions};
+use result_sanitizer::api::{self, Encoding, InputKind, Options, OutputFormat, OutputSource, ToolError};
+use result_sanitizer::io::{
+    read_capped, read_head_tail, redact_stream, run_head_tail, StreamOptions, DEFAULT_DRAIN_LIMIT,
+};
 use result_sanitizer::pack_build::RulesFile;
 use result_sanitizer::report::Report;
 use std::sync::Arc;
@@ -259,6 +261,10 @@ struct SanitizeOpts {
     /// Lenient (documentation) mode: generic rules off, provider formats on.
     #[arg(long)]
     lenient: bool,
+    /// Stop reading an output after this many bytes (a producer that never
+    /// ends); `run` then kills the command. Default 1 GiB.
+    #[arg(long, default_value_t = DEFAULT_DRAIN_LIMIT)]
+    drain_limit: u64,
     #[command(flatten)]
     packs: PackOpts,
     #[command(flatten)]
@@ -311,6 +317,32 @@ impl SanitizeOpts {
         o.report_key = self.report.then(random_key);
         o
     }
+}
+
+/// Reads one input as the pipeline's budget says: raw output as head +
+/// tail with the middle drained (`opts.gap`), MCP and HTML documents whole
+/// under `read-bytes`. `len` is a file's size.
+fn read_input(
+    s: &Sanitizer,
+    pack: &LoadedPack,
+    opts: &mut Options,
+    reader: impl Read,
+    len: Option<u64>,
+    drain_limit: u64,
+) -> Result<Vec<u8>, Error> {
+    let b = s.effective_budget(pack, opts)?;
+    opts.total_bytes = len;
+    if b.head_bytes > 0 {
+        let ht = read_head_tail(s, pack, reader, b.head_bytes, b.tail_bytes, drain_limit)?;
+        opts.gap = ht.gap;
+        return Ok(ht.bytes);
+    }
+    let cap = b.read_bytes.saturating_sub(1);
+    let input = read_capped(reader, cap)?;
+    if opts.input == InputKind::Mcp && input.over {
+        return Err(Error::InvalidInput(format!("MCP input larger than {cap} bytes")));
+    }
+    Ok(input.bytes)
 }
 
 fn open_input(file: &Option<PathBuf>) -> io::Result<(Box<dyn Read>, Option<u64>)> {
@@ -377,14 +409,11 @@ fn sanitize(file: &Option<PathBuf>, so: &SanitizeOpts) -> Result<(), Error> {
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
     let mut opts = so.options();
     opts.content_type = opts.content_type.or_else(|| content_type_of(file));
-    let cap = input_cap(&s, pack, &opts)?;
     let (reader, len) = open_input(file)?;
-    let input = read_capped(reader, cap)?;
-    if opts.input == InputKind::Mcp && input.over {
-        return Err(Error::InvalidInput(format!("MCP input larger than {cap} bytes")));
-    }
-    opts.total_bytes = len;
-    let out = s.sanitize_with(pack, &input.bytes, &opts)?;
+    // A regular file can be re-read by offset; stdin cannot.
+    opts.source = if len.is_some() { OutputSource::File } else { OutputSource::Pipe };
+    let input = read_input(&s, pack, &mut opts, reader, len, so.drain_limit)?;
+    let out = s.sanitize_with(pack, &input, &opts)?;
     println!("{}", out.message);
     Ok(())
 }
@@ -408,15 +437,11 @@ fn sanitize_round(
         let mut opts = so.options();
         opts.tool = f.file_stem().map(|x| x.to_string_lossy().into_owned()).unwrap_or_default();
         opts.call_id = opts.tool.clone();
-        let cap = input_cap(&s, pack, &opts)?;
         let (reader, len) = open_input(&Some(f.clone()))?;
-        let input = read_capped(reader, cap)?;
-        if opts.input == InputKind::Mcp && input.over {
-            return Err(Error::InvalidInput(format!("MCP input larger than {cap} bytes")));
-        }
-        opts.total_bytes = len;
+        opts.source = if len.is_some() { OutputSource::File } else { OutputSource::Pipe };
+        let input = read_input(&s, pack, &mut opts, reader, len, so.drain_limit)?;
         let priority = priorities.iter().find(|(t, _)| *t == opts.tool).map_or(1, |(_, w)| *w);
-        inputs.push(api::RoundInput { input: input.bytes, options: opts, priority });
+        inputs.push(api::RoundInput { input, options: opts, priority });
     }
     let results = s.sanitize_round(pack, &inputs, &round)?;
     let out: Vec<serde_json::Value> = results
@@ -445,21 +470,40 @@ fn run(so: &SanitizeOpts, timeout: Option<std::time::Duration>, command: &[Strin
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
     let mut opts = so.options();
     opts.input = InputKind::Raw;
-    let cap = input_cap(&s, pack, &opts)?;
+    // A command's output is not kept: nothing of it can be read back.
+    opts.source = OutputSource::Pipe;
+    let b = s.effective_budget(pack, &opts)?;
     let mut cmd = Command::new(&command[0]);
     cmd.args(&command[1..]);
-    let out = run_capped(&mut cmd, cap, timeout)?;
+    let (head, tail) = if b.head_bytes > 0 { (b.head_bytes, b.tail_bytes) } else { (b.read_bytes, 0) };
+    let out = run_head_tail(&s, pack, &mut cmd, (head, tail), so.drain_limit, timeout)?;
+    if b.head_bytes > 0 {
+        opts.gap = out.output.gap;
+    } else {
+        // A document read whole (HTML): its head, cut by the cap as before.
+        opts.total_bytes = (!out.output.stopped).then_some(out.output.total);
+    }
     if out.timed_out {
         let t = humantime::format_duration(timeout.unwrap_or_default());
         let message = format!("command did not finish within {t}; its process group was killed; the output it printed until then is below");
         opts.tool_error = Some(ToolError { code: "timeout".into(), message });
+    } else if out.output.stopped {
+        let message = format!(
+            "command was stopped after printing {} bytes (the drain limit); its process group was killed; \
+             the start and the last part of its output are below",
+            out.output.total
+        );
+        opts.tool_error = Some(ToolError { code: "drain-limit".into(), message });
     }
     if let Some(status) = out.status {
         if !status.success() {
             use std::os::unix::process::ExitStatusExt;
             let (code, message) = match (status.code(), status.signal()) {
                 (Some(c), _) => (format!("exit-status-{c}"), format!("command exited with status {c}")),
-                (None, Some(sig)) => (format!("signal-{sig}"), format!("command was killed by signal {sig}")),
+                (None, Some(sig)) => {
+                    let name = signal_name(sig);
+                    (format!("signal-{name}"), format!("command was killed by signal {sig} ({name})"))
+                }
                 _ => ("failed".into(), "command failed".into()),
             };
             opts.tool_error = Some(ToolError { code, message });
@@ -468,6 +512,31 @@ fn run(so: &SanitizeOpts, timeout: Option<std::time::Duration>, command: &[Strin
     let msg = s.sanitize_with(pack, &out.output.bytes, &opts)?;
     println!("{}", msg.message);
     Ok(())
+}
+
+/// A signal's name, as `kill -l` prints it, for the tool-error code.
+fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        _ => return sig.to_string(),
+    };
+    name.into()
 }
 
 /// The `redact` subcommand's own flags.

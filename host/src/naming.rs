@@ -23,9 +23,9 @@ pub(crate) fn record_to_json_names(v: &mut Value) {
 }
 
 /// Options in the pipeline's JSON, renamed for the binding type (its enum
-/// fields: `format`, `input`, `encoding`).
+/// fields: `format`, `input`, `encoding`, `source`).
 pub(crate) fn options_to_binding_names(v: &mut Value) {
-    for key in ["format", "input", "encoding"] {
+    for key in ["format", "input", "encoding", "source"] {
         recase(v.get_mut(key), to_rust_case);
     }
 }

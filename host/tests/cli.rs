@@ -133,30 +133,46 @@ fn file_and_stdin_agree_and_mcp_output_is_valid() {
 }
 
 #[test]
-fn sanitize_stops_reading_at_the_cap() {
-    // 64 MiB offered on stdin; the CLI reads cap + 1 bytes and stops.
-    let big = vec![b'a'; 64 << 20];
+fn sanitize_reads_stdin_as_head_and_tail_and_stops_at_the_drain_limit() {
+    // 16 MiB on stdin, one line: the CLI keeps the cap's head and tail and
+    // drains the rest, so the whole size is known and nothing was cut short.
+    let big = vec![b'a'; 16 << 20];
     let o = run_with_stdin(&["sanitize", "--max-bytes", "4096"], &big);
     let v = stdout_json(&o);
     let r = &v["_meta"]["result-sanitizer/record"];
-    assert_eq!(r["input_bytes"], 4097);
-    assert_eq!(r["byte_cap_hit"], true);
+    assert_eq!(r["input_bytes"], 4096);
+    assert_eq!((r["original_bytes"].as_u64(), r["byte_cap_hit"].as_bool()), (Some(16 << 20), Some(false)));
+    assert_eq!(r["omitted"][0]["end_byte"].as_u64().unwrap(), (16 << 20) - 1024, "the tail is the last quarter");
+    // With a drain limit, reading stops there, and the marker says so.
+    let o = run_with_stdin(&["sanitize", "--max-bytes", "4096", "--drain-limit", "1000000"], &big);
+    let v = stdout_json(&o);
+    let text = v["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("[truncated: reading stopped at byte 1000000 (1 lines read), the host's drain limit"),
+        "{text}"
+    );
+    assert_eq!(v["_meta"]["result-sanitizer/record"]["byte_cap_hit"], true);
 }
 
 #[test]
-fn run_records_exit_status_and_kills_at_the_cap() {
+fn run_records_exit_status_and_stops_an_endless_writer_at_the_drain_limit() {
     let o = bin().args(["run", "--tool", "sh", "--", "sh", "-c", "echo out; echo err >&2; exit 3"]).output().unwrap();
     let v = stdout_json(&o);
     assert_eq!(v["isError"], true);
     let text = v["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("[exit-status-3] command exited with status 3\n"), "{text}");
     assert!(text.contains("out") && text.contains("err"));
-    // An endless writer is killed once the cap is passed.
+    let o = bin().args(["run", "--", "sh", "-c", "kill -SEGV $$"]).output().unwrap();
+    let text = stdout_json(&o)["content"][0]["text"].as_str().unwrap().to_string();
+    assert!(text.starts_with("[signal-SIGSEGV] command was killed by signal 11 (SIGSEGV)"), "{text}");
+    // An endless writer is stopped at the drain limit, and that is said.
     let t = std::time::Instant::now();
-    let o = bin().args(["run", "--max-bytes", "10000", "--", "sh", "-c", "yes 'y'"]).output().unwrap();
-    let v = stdout_json(&o);
+    let args = ["run", "--max-bytes", "10000", "--drain-limit", "1000000", "--", "sh", "-c", "yes 'y'"];
+    let v = stdout_json(&bin().args(args).output().unwrap());
     assert!(t.elapsed() < std::time::Duration::from_secs(20));
-    assert_eq!(v["isError"], false, "a truncated result is not an error");
+    assert_eq!(v["isError"], true);
+    let text = v["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("[drain-limit] command was stopped after printing 1000000 bytes"), "{text}");
     assert_eq!(v["_meta"]["result-sanitizer/record"]["byte_cap_hit"], true);
 }
 
@@ -330,4 +346,18 @@ fn run_stops_a_command_at_its_timeout() {
     assert!(v["content"][0]["text"].as_str().unwrap().starts_with("[exit-status-4]"));
     let o = bin().args(["run", "--timeout", "0", "--", "true"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "a zero timeout is a usage error");
+}
+
+/// A drain limit below the cap: nothing was drained, yet the message says
+/// the output went on.
+#[test]
+fn a_drain_limit_below_the_cap_still_says_the_output_went_on() {
+    let o = run_with_stdin(&["sanitize", "--drain-limit", "1000"], &b"0123456789\n".repeat(1000));
+    let v = stdout_json(&o);
+    let text = v["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("[truncated: reading stopped at byte 1000 (91 lines read), the host's drain limit"),
+        "{text}"
+    );
+    assert_eq!(v["_meta"]["result-sanitizer/record"]["input_bytes"], 1000);
 }

@@ -1,6 +1,6 @@
 //! A 1 GiB stream through the real CLI: `redact` in constant memory with
-//! secrets split across its chunk boundaries, `sanitize` stopping at the
-//! byte cap.
+//! secrets split across its chunk boundaries, `sanitize` draining it in
+//! bounded memory as head + tail.
 
 use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
@@ -127,9 +127,9 @@ fn a_gibibyte_through_redact_in_constant_memory_with_secrets_across_chunks() {
     assert!(rss <= rss_small + 16 * 1024, "peak RSS {rss} KiB for 1 GiB vs {rss_small} KiB for 16 MiB");
 }
 
-#[test]
-fn sanitize_stops_reading_a_gibibyte_at_the_byte_cap() {
-    let cap = 100_000usize;
+/// Runs `sanitize` over `total` bytes on stdin; returns (the record, bytes
+/// the CLI took, peak RSS KiB).
+fn sanitize(total: usize, cap: usize) -> (serde_json::Value, usize, i64) {
     let mut child = bin()
         .args(["sanitize", "--tool", "cat", "--max-bytes", &cap.to_string()])
         .stdin(Stdio::piped())
@@ -137,17 +137,29 @@ fn sanitize_stops_reading_a_gibibyte_at_the_byte_cap() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let writer = feed(child.stdin.take().unwrap(), block(), GIB);
+    let writer = feed(child.stdin.take().unwrap(), block(), total);
     let mut out = Vec::new();
     child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
-    let (ok, _) = wait_rss(child);
+    let (ok, rss) = wait_rss(child);
     assert!(ok);
     let taken = writer.join().unwrap();
-    // The CLI read cap + 1 bytes and exited; the writer saw the pipe close
-    // after at most a pipe buffer and one write more.
-    assert!(taken < cap + (2 << 20), "the CLI took {taken} bytes");
-    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    let rec = &v["_meta"]["result-sanitizer/record"];
-    assert_eq!((&rec["byte_cap_hit"], &rec["truncated"]), (&true.into(), &true.into()), "{rec}");
     assert!(!String::from_utf8_lossy(&out).contains("AKIAQ3EGRTZ7MBXK4WNP"));
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    (v["_meta"]["result-sanitizer/record"].clone(), taken, rss)
+}
+
+#[test]
+fn sanitize_drains_a_gibibyte_in_bounded_memory_and_counts_its_secrets() {
+    let cap = 100_000usize;
+    let (_, _, rss_small) = sanitize(16 << 20, cap);
+    let (rec, taken, rss) = sanitize(GIB, cap);
+    // The CLI read it all (head and tail kept, the middle drained once), so
+    // the size is known and the byte cap cut nothing short.
+    assert_eq!(taken, GIB);
+    assert_eq!((&rec["byte_cap_hit"], &rec["truncated"]), (&false.into(), &true.into()), "{rec}");
+    assert_eq!(rec["original_bytes"].as_u64(), Some(GIB as u64));
+    // Every planted secret was in the drained middle but the split last one.
+    let aws = rec["redactions"].as_array().unwrap().iter().find(|c| c["rule_id"] == "aws-access-key-id").unwrap();
+    assert_eq!(aws["count"].as_u64(), Some((GIB / CHUNK - 1) as u64), "{rec}");
+    assert!(rss <= rss_small + 16 * 1024, "peak RSS {rss} KiB for 1 GiB vs {rss_small} KiB for 16 MiB");
 }

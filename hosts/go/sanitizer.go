@@ -8,7 +8,8 @@
 // cap. The pipeline's four `rule-pack` imports are Go functions that call
 // the pack's exports and copy values between the two memories through the
 // canonical ABI (abi.go). Calls go through the pipeline's JSON twin
-// (`sanitize-json`, `effective-budget-json`): strings in, strings out.
+// (`sanitize-json`, `effective-budget-json`, `drain-json`): strings in,
+// strings out.
 // Every call runs under a context deadline; after a deadline or a trap the
 // instances are dropped and the next call gets fresh ones.
 package resultsanitizer
@@ -334,6 +335,11 @@ type Budget struct {
 	// text/html content type, the MCP input bound (64 MiB) + 1 for MCP
 	// input, which a host refuses when it reads that many.
 	ReadBytes uint64 `json:"read_bytes"`
+	// HeadBytes and TailBytes: what a host keeps of the start and the end
+	// when it reads a longer raw output as head + tail (ReadHeadTail); 0
+	// when the output is read whole under ReadBytes.
+	HeadBytes uint64 `json:"head_bytes"`
+	TailBytes uint64 `json:"tail_bytes"`
 }
 
 // EffectiveBudget asks the pipeline for the budget of these options (the

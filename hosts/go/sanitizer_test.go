@@ -33,6 +33,9 @@ type vector struct {
 	Flags    []string `json:"flags"`
 	Request  string   `json:"request"`
 	Response string   `json:"response"`
+	// The command's stdin, when the request keeps less of it (head + tail).
+	Stdin       *string `json:"stdin"`
+	StdinBase64 *string `json:"stdin_base64"`
 }
 
 func vectors(t *testing.T) []vector {
@@ -125,7 +128,11 @@ func TestTheSanitizeCommandPrintsEachMessage(t *testing.T) {
 		}
 		json.Unmarshal([]byte(v.Request), &req)
 		var stdin []byte
-		if req.Input != nil {
+		if v.Stdin != nil {
+			stdin = []byte(*v.Stdin)
+		} else if v.StdinBase64 != nil {
+			stdin, _ = base64.StdEncoding.DecodeString(*v.StdinBase64)
+		} else if req.Input != nil {
 			stdin = []byte(*req.Input)
 		} else if req.InputBase64 != nil {
 			stdin, _ = base64.StdEncoding.DecodeString(*req.InputBase64)
@@ -250,7 +257,7 @@ func buildCommand(t *testing.T) string {
 	return bin
 }
 
-func TestTheCommandReadsReadBytes(t *testing.T) {
+func TestTheCommandReadsAsTheBudgetSays(t *testing.T) {
 	bin := buildCommand(t)
 	command := func(stdin []byte, args ...string) (string, string, error) {
 		cmd := exec.Command(bin, args...)
@@ -261,25 +268,49 @@ func TestTheCommandReadsReadBytes(t *testing.T) {
 		err := cmd.Run()
 		return stdout.String(), stderr.String(), err
 	}
-	// Raw input past the cap: read_bytes (cap + 1) are read, the byte cap
-	// is hit, and the record says so.
-	out, stderr, err := command(bytes.Repeat([]byte("0123456789\n"), 2000), "--tool", "t", "--max-bytes", "3000")
-	if err != nil {
-		t.Fatalf("%v: %s", err, stderr)
+	// Raw input past the cap: head and tail on whole lines, the middle
+	// drained, the whole size known; at the drain limit reading stops.
+	lines := bytes.Repeat([]byte("0123456789\n"), 2000)
+	type span struct {
+		StartByte uint64 `json:"start_byte"`
+		EndByte   uint64 `json:"end_byte"`
+		StartLine uint64 `json:"start_line"`
+		EndLine   uint64 `json:"end_line"`
 	}
-	rec := messageRecord(t, "raw", out)
-	checkRecord(t, "raw", rec)
 	var r struct {
-		InputBytes uint64 `json:"input_bytes"`
-		ByteCapHit bool   `json:"byte_cap_hit"`
+		InputBytes    uint64 `json:"input_bytes"`
+		OriginalBytes uint64 `json:"original_bytes"`
+		OriginalLines uint64 `json:"original_lines"`
+		ByteCapHit    bool   `json:"byte_cap_hit"`
+		Omitted       []span `json:"omitted"`
 	}
-	json.Unmarshal(rec, &r)
-	if !r.ByteCapHit || r.InputBytes != 3001 {
-		t.Errorf("raw: input_bytes %d, byte_cap_hit %v", r.InputBytes, r.ByteCapHit)
+	for _, c := range []struct {
+		args []string
+		ok   func() bool
+	}{
+		{[]string{"--tool", "t", "--max-bytes", "3000"}, func() bool {
+			return r.InputBytes == 2992 && r.OriginalBytes == 22000 && r.OriginalLines == 2000 && !r.ByteCapHit &&
+				len(r.Omitted) == 1 && r.Omitted[0] == span{2244, 21252, 205, 1932}
+		}},
+		{[]string{"--tool", "t", "--max-bytes", "3000", "--drain-limit", "5000"}, func() bool {
+			return r.ByteCapHit && r.OriginalBytes == 5000
+		}},
+	} {
+		out, stderr, err := command(lines, c.args...)
+		if err != nil {
+			t.Fatalf("%v: %s", err, stderr)
+		}
+		rec := messageRecord(t, "raw", out)
+		checkRecord(t, "raw", rec)
+		r.Omitted = nil
+		json.Unmarshal(rec, &r)
+		if !c.ok() {
+			t.Errorf("raw %v: %+v", c.args, r)
+		}
 	}
 	// MCP input of read_bytes bytes is refused as the Rust CLI refuses it.
 	big := append([]byte(`{"content":[{"type":"text","text":"`), bytes.Repeat([]byte("a"), 64<<20)...)
-	_, stderr, err = command(big, "--tool", "t", "--input", "mcp")
+	_, stderr, err := command(big, "--tool", "t", "--input", "mcp")
 	if err == nil || stderr != "result-sanitizer: error: invalid input: MCP input larger than 67108864 bytes\n" {
 		t.Errorf("large MCP input: %v, %q", err, stderr)
 	}
@@ -333,5 +364,43 @@ func TestAGreedyPackHitsItsMemoryCap(t *testing.T) {
 	var se *SanitizeError
 	if !errors.As(err, &se) || se.Kind != "invalid options" {
 		t.Fatalf("expected a typed error, got %v", err)
+	}
+}
+
+// A long stdin, drained in many steps whose boundaries fall where this
+// host's reads put them, gives the Rust CLI's bytes.
+func TestALongStdinGivesTheRustCLIsBytes(t *testing.T) {
+	bin := buildCommand(t)
+	var in bytes.Buffer
+	for i := 0; i < 240000; i++ {
+		if i%50000 == 7 {
+			fmt.Fprintf(&in, "error: unit %d failed: token ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M rejected\n", i)
+		} else {
+			fmt.Fprintf(&in, "   Compiling unit %d (step %d)\n", i, i%97)
+		}
+	}
+	flags := []string{"--tool", "cargo", "--max-tokens", "2000"}
+	run := func(name string, args ...string) string {
+		cmd := exec.Command(name, args...)
+		cmd.Dir = root
+		cmd.Stdin = bytes.NewReader(in.Bytes())
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v: %s", name, err, stderr.String())
+		}
+		return stdout.String()
+	}
+	cli, err := filepath.Abs(filepath.Join(root, "target", "release", "result-sanitizer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rust := run(cli, append([]string{"sanitize"}, flags...)...)
+	got := run(bin, flags...)
+	if got != rust {
+		t.Fatalf("the Go command differs from the Rust CLI\n got  %.400s\n want %.400s", got, rust)
+	}
+	if !strings.Contains(got, `\n200008| error: unit 200007 failed: token [REDACTED:github-token] rejected`) || strings.Contains(got, "ghp_") {
+		t.Errorf("the drained error line is not shown redacted with its number: %.400s", got)
 	}
 }

@@ -4,7 +4,8 @@
 use std::sync::OnceLock;
 
 use crate::api::{
-    Budget, Guest, Options, RedactRequest, RedactResponse, RoundInput, RoundOptions, SanitizeError, Sanitized,
+    Budget, DrainStep, Gap, Guest, Options, RedactRequest, RedactResponse, RoundInput, RoundOptions, SanitizeError,
+    Sanitized,
 };
 use crate::pack::{CompiledPack, RuleSource};
 use crate::pack_api::{self, Finding, PackInfo, RuleSet};
@@ -63,6 +64,17 @@ impl Guest for Component {
 
     fn effective_budget(options: Options) -> Result<Budget, SanitizeError> {
         crate::options::resolve(&options, &pack()?.rules)
+    }
+
+    fn drain(gap: Gap, data: Vec<u8>, last: bool) -> Result<DrainStep, SanitizeError> {
+        crate::entry::drain::step(&gap, &data, last, pack()?)
+    }
+
+    fn drain_json(request: String) -> String {
+        match pack() {
+            Ok(p) => crate::entry::json_twin::drain_json(&request, p),
+            Err(e) => serde_json::to_string(&Err::<(), _>(e)).expect("serializes"),
+        }
     }
 
     fn redact(request: RedactRequest) -> Result<RedactResponse, SanitizeError> {

@@ -72,3 +72,25 @@ pub fn effective_budget_json(options: &str, pack: &CompiledPack) -> String {
         .and_then(|o| crate::options::resolve(&o, &pack.rules));
     serde_json::to_string(&result).expect("result serializes")
 }
+
+#[derive(Deserialize)]
+struct DrainRequest {
+    gap: crate::api::Gap,
+    #[serde(default)]
+    data_base64: String,
+    #[serde(default)]
+    last: bool,
+}
+
+/// The JSON twin of `drain`.
+pub fn drain_json(request: &str, pack: &CompiledPack) -> String {
+    let result = serde_json::from_str::<DrainRequest>(request)
+        .map_err(|e| SanitizeError::InvalidInput(format!("drain request is not valid JSON of the expected shape: {e}")))
+        .and_then(|r| {
+            let data = base64::engine::general_purpose::STANDARD
+                .decode(r.data_base64.as_bytes())
+                .map_err(|e| SanitizeError::InvalidInput(format!("data_base64: {e}")))?;
+            crate::entry::drain::step(&r.gap, &data, r.last, pack)
+        });
+    serde_json::to_string(&result).expect("result serializes")
+}

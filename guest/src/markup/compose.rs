@@ -29,6 +29,8 @@ pub(crate) struct Compose<'p> {
     pub errors: &'p [(usize, usize)],
     /// Bytes the rescued error lines may take.
     pub error_cap: usize,
+    /// The error lines of a drained middle.
+    pub drained: Option<error_lines::Drained<'p>>,
 }
 
 impl Compose<'_> {
@@ -42,9 +44,10 @@ impl Compose<'_> {
         let text = &p.text;
         let mut out = String::with_capacity(cut.head_end + (text.len() - cut.tail_start) + 512);
         let mut shown_errors = 0;
-        if cut.is_cut() || self.cap_hit {
-            let parts = usize::from(cut.head_end > 0) + usize::from(cut.is_cut() && cut.tail_start < text.len());
-            let shown = if cut.is_cut() {
+        let omits = p.omits(cut);
+        if omits || self.cap_hit {
+            let parts = usize::from(cut.head_end > 0) + usize::from(omits && cut.tail_start < text.len());
+            let shown = if omits {
                 (p.byte_end(cut.head_end) - p.base.byte) + (totals.read_bytes - p.byte(cut.tail_start))
             } else {
                 totals.read_bytes - p.base.byte
@@ -56,13 +59,14 @@ impl Compose<'_> {
             push_line(&mut out, &notice::recalled_part(p.base.byte, p.base.line + 1));
             out.push('\n');
         }
-        if cut.is_cut() {
+        if omits {
             out.push_str(&text[..cut.head_end]);
+            let o = p.omitted(cut);
             let m = MiddleCut {
-                start_byte: p.byte(cut.head_end),
-                end_byte: p.byte(cut.tail_start),
-                start_line: p.line(cut.head_end),
-                end_line: p.line(cut.tail_start.saturating_sub(1).max(cut.head_end)),
+                start_byte: o.start_byte,
+                end_byte: o.end_byte,
+                start_line: o.start_line,
+                end_line: o.end_line,
                 above_last_line: if cut.head_end == 0 { 0 } else { p.line(cut.head_end - 1) },
                 below_first_line: p.line(cut.tail_start),
             };
@@ -71,11 +75,16 @@ impl Compose<'_> {
                 None => push_line(&mut out, &marker::middle(&m, totals)),
             }
             out.push('\n');
-            if !self.errors.is_empty() {
-                let (ex, k) =
-                    error_lines::excerpt(text, self.errors, cut.head_end, cut.tail_start, self.error_cap, |off| {
-                        p.line(off)
-                    });
+            if !self.errors.is_empty() || self.drained.is_some() {
+                let (ex, k) = error_lines::excerpt(
+                    text,
+                    self.errors,
+                    cut.head_end,
+                    cut.tail_start,
+                    self.error_cap,
+                    |off| p.line(off),
+                    self.drained.as_ref(),
+                );
                 out.push_str(&ex);
                 shown_errors = k;
             }

@@ -8,6 +8,8 @@
 //! Numbers are positions in the original output: bytes from 0, exclusive
 //! ends; lines from 1, inclusive.
 
+use crate::api::OutputSource;
+
 /// The fixed, parseable prefix of every marker.
 pub const PREFIX: &str = "[truncated:";
 
@@ -27,26 +29,35 @@ pub struct MiddleCut {
     pub below_first_line: u64,
 }
 
-/// Whether, and up to where, the host keeps the full output for `recall`.
-#[derive(Clone, Debug, Default)]
+/// How an omitted part can be had again: by `recall`, when the host keeps
+/// the full output, else as its source allows.
+#[derive(Clone, Debug)]
 pub struct Recall {
     /// Call id the output is kept under (safe alphabet), when kept.
     pub call_id: Option<String>,
     /// Bytes 0..n of the original are kept.
     pub kept_bytes: u64,
+    /// Where the output came from.
+    pub source: OutputSource,
+}
+
+impl Default for Recall {
+    fn default() -> Self {
+        Self { call_id: None, kept_bytes: 0, source: OutputSource::Tool }
+    }
 }
 
 impl Recall {
     /// From the options: kept only with a call id and `recall-bytes`.
-    pub fn from_options(call_id: &str, recall_bytes: Option<u64>) -> Self {
+    pub fn from_options(call_id: &str, recall_bytes: Option<u64>, source: OutputSource) -> Self {
         let id: String = call_id
             .chars()
             .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
             .take(128)
             .collect();
         match recall_bytes {
-            Some(n) if !id.is_empty() && n > 0 => Self { call_id: Some(id), kept_bytes: n },
-            _ => Self::default(),
+            Some(n) if !id.is_empty() && n > 0 => Self { call_id: Some(id), kept_bytes: n, source },
+            _ => Self { source, ..Self::default() },
         }
     }
 
@@ -64,16 +75,23 @@ impl Recall {
     }
 }
 
-/// How to read an omitted range: recall when the host keeps it, else call
-/// the tool again. Bytes from 0 (exclusive end), lines from 1 (inclusive).
+/// How to read an omitted range: recall when the host keeps it, else what
+/// its source allows: a file is re-read by offset, a tool called again
+/// with one, a stream (a command's output) cannot be read back. Bytes
+/// from 0 (exclusive end), lines from 1 (inclusive).
 pub fn recovery(start_byte: u64, end_byte: u64, start_line: u64, end_line: u64, recall: &Recall) -> String {
     let n = end_byte.saturating_sub(start_byte);
     let lines = end_line.saturating_sub(start_line) + 1;
-    match &recall.call_id {
-        Some(id) if recall.covers(end_byte) => format!(
+    match (&recall.call_id, recall.source) {
+        (Some(id), _) if recall.covers(end_byte) => format!(
             "The omitted part is not shown but recallable: recall(call_id={id}, offset={start_byte}, limit={n}) \
              in bytes, or recall(call_id={id}, offset={start_line}, limit={lines}, unit=lines)."
         ),
+        (_, OutputSource::File) => format!(
+            "The omitted part is not kept here: re-read it from the file, offset={start_byte} limit={n} (bytes) \
+             or lines {start_line}-{end_line}."
+        ),
+        (_, OutputSource::Pipe) => "The omitted part was not kept and cannot be read back.".into(),
         _ => format!(
             "The omitted part is not kept: to read it, call the tool again with offset={start_byte} limit={n} \
              (bytes) or offset={start_line} limit={lines} (lines)."
@@ -93,6 +111,9 @@ pub struct Totals {
     pub threshold: String,
     /// Recovery route.
     pub recall: Recall,
+    /// A host drained the middle: the sizes are of the whole output, read
+    /// once.
+    pub drained: bool,
 }
 
 /// The budgets, as the header states them.
@@ -115,8 +136,10 @@ pub fn header(t: &Totals, parts: usize, shown_bytes: u64) -> String {
 /// The marker between head and tail.
 pub fn middle(c: &MiddleCut, t: &Totals) -> String {
     let n = c.end_byte - c.start_byte;
+    // With a drained middle every byte was read, and only head and tail kept.
+    let of = if t.drained { "of the output, read once" } else { "read" };
     format!(
-        "{PREFIX} omitted bytes {}-{} ({n} bytes, lines {}-{}) of the {} bytes / {} lines read; \
+        "{PREFIX} omitted bytes {}-{} ({n} bytes, lines {}-{}) of the {} bytes / {} lines {of}; \
          shown: lines 1-{} above and lines {}-{} below. {}]",
         c.start_byte,
         c.end_byte,
@@ -133,18 +156,31 @@ pub fn middle(c: &MiddleCut, t: &Totals) -> String {
 
 /// The marker after the last byte read, when the byte cap stopped reading.
 pub fn cap(t: &Totals, cap: u64) -> String {
+    if t.drained {
+        // Only a host that stopped reading (its drain limit) gets here.
+        return format!(
+            "{PREFIX} reading stopped at byte {} ({} lines read), the host's drain limit; the output went on, its size \
+             unknown. The rest was not read.]",
+            t.read_bytes,
+            t.lines.max(1)
+        );
+    }
     let rest = match t.total_bytes {
         Some(total) if total > t.read_bytes => {
             format!("bytes {}-{total} ({} bytes) were not read", t.read_bytes, total - t.read_bytes)
         }
         _ => format!("the output continued past byte {} (total size unknown)", t.read_bytes),
     };
-    let how = match (&t.recall.call_id, t.total_bytes) {
-        (Some(id), Some(total)) if t.recall.covers(total) => format!(
+    let how = match (&t.recall.call_id, t.total_bytes, t.recall.source) {
+        (Some(id), Some(total), _) if t.recall.covers(total) => format!(
             "The rest is not shown but recallable: recall(call_id={id}, offset={}, limit={}) in bytes.",
             t.read_bytes,
             total - t.read_bytes
         ),
+        (_, _, OutputSource::File) => {
+            format!("The rest is not kept here: re-read it from the file, from offset={} (bytes) on.", t.read_bytes)
+        }
+        (_, _, OutputSource::Pipe) => "The rest was not read.".into(),
         _ => format!(
             "The rest is not kept: to read it, call the tool again with offset={} (bytes) or from line {} on.",
             t.read_bytes,

@@ -4,9 +4,69 @@
 //! tokenizer). Hosts cap while reading and stop reading at the cap; the
 //! pipeline caps again so that a host that did not still gets a bound.
 
-use crate::api::{Budget, Slice, SliceUnit, Span};
+use crate::api::{Budget, Gap, Slice, SliceUnit, Span};
 use crate::markup::marker::{self, Recall, Totals};
 use crate::support::located::Base;
+
+/// A drained middle, in the input's coordinates: the input is the head
+/// (`input[..at]`) followed by the tail.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Drained {
+    /// Where the middle was, in the input (the head's length).
+    pub at: usize,
+    /// Bytes of the middle.
+    pub bytes: u64,
+    /// Newlines in it.
+    pub newlines: u64,
+    /// Its last byte is a newline.
+    pub ends_line: bool,
+    /// The host stopped reading before the end.
+    pub unfinished: bool,
+    /// The partial lines the join moved into the middle, as ranges of the
+    /// input: never shown, but their secrets are counted.
+    pub fragments: [(usize, usize); 2],
+}
+
+/// The head and tail a host read around `gap`, joined on whole lines: the
+/// head's last partial line and the tail's first partial line join the
+/// middle (they are parts of lines that are not whole here), so the text
+/// never joins two halves of different lines.
+pub(crate) fn join(input: &[u8], gap: &Gap) -> (Vec<u8>, Drained) {
+    let at = (gap.start_byte.min(input.len() as u64)) as usize;
+    let (head, tail) = input.split_at(at);
+    if gap.bytes == 0 {
+        // Nothing between them (a host that stopped before it drained):
+        // head and tail are one run.
+        let d = Drained {
+            at,
+            bytes: 0,
+            newlines: 0,
+            ends_line: false,
+            unfinished: gap.unfinished,
+            fragments: [(at, at); 2],
+        };
+        return (input.to_vec(), d);
+    }
+    // Without a line end, at least on character boundaries.
+    let h = memchr::memrchr(b'\n', head).map_or_else(|| whole_chars(head), |p| p + 1);
+    let t = match memchr::memchr(b'\n', tail) {
+        _ if gap.ends_line => 0,
+        Some(p) => p + 1,
+        None => tail.iter().take(3).take_while(|&&b| (b & 0xC0) == 0x80).count(),
+    };
+    let mut joined = Vec::with_capacity(h + tail.len() - t);
+    joined.extend_from_slice(&head[..h]);
+    joined.extend_from_slice(&tail[t..]);
+    let d = Drained {
+        at: h,
+        bytes: gap.bytes + (head.len() - h + t) as u64,
+        newlines: gap.newlines + u64::from(t > 0 && tail[t - 1] == b'\n'),
+        ends_line: gap.ends_line || (t > 0 && tail[t - 1] == b'\n'),
+        unfinished: gap.unfinished,
+        fragments: [(h, at), (at, at + t)],
+    };
+    (joined, d)
+}
 
 /// What the cap let through.
 pub(crate) struct Capped<'i> {
@@ -20,29 +80,39 @@ pub(crate) struct Capped<'i> {
     pub total: Option<u64>,
     /// Size of the whole output, or at least what was received.
     pub original_bytes: u64,
-    /// The cap cut the input.
+    /// The cap cut the input (or, with a drained middle, the host
+    /// stopped reading before the end).
     pub cap_hit: bool,
+    /// The middle a host drained, if it did.
+    pub drained: Option<Drained>,
 }
 
 impl Capped<'_> {
     /// Sizes of the whole output for the markers, given the lines of the
-    /// text read.
+    /// text read (a drained middle's included).
     pub(crate) fn totals(&self, lines: u64, budget: &Budget, recall: Recall) -> Totals {
-        let (base, read) = (self.base, self.read.len() as u64);
+        let (base, read) = (self.base, self.read_end());
         Totals {
             read_bytes: base.byte + read,
             total_bytes: if self.cap_hit { self.total.map(|t| base.byte + t) } else { Some(base.byte + read) },
             lines: base.line + lines,
             threshold: marker::threshold(budget),
             recall,
+            drained: self.drained.is_some(),
         }
+    }
+
+    /// Where reading ended in the output: the bytes read, and the drained
+    /// middle's.
+    fn read_end(&self) -> u64 {
+        self.read.len() as u64 + self.drained.map_or(0, |d| d.bytes)
     }
 
     /// The span the cap left unread, when it cut (on the last line read).
     pub(crate) fn unread_span(&self, lines: u64) -> Option<Span> {
         let line = self.base.line + lines.max(1);
         self.cap_hit.then(|| Span {
-            start_byte: self.base.byte + self.read.len() as u64,
+            start_byte: self.base.byte + self.read_end(),
             end_byte: self.base.byte + self.original_bytes,
             start_line: line,
             end_line: line,
@@ -52,7 +122,28 @@ impl Capped<'_> {
 
 /// Applies the cap to `input` (or to the part a recall's `slice` names).
 /// `total` is the whole output's size when the host knows it.
-pub(crate) fn run<'i>(input: &'i [u8], slice: Option<&Slice>, total: Option<u64>, max_bytes: u64) -> Capped<'i> {
+pub(crate) fn run<'i>(
+    input: &'i [u8],
+    slice: Option<&Slice>,
+    total: Option<u64>,
+    max_bytes: u64,
+    drained: Option<Drained>,
+) -> Capped<'i> {
+    if let Some(d) = drained {
+        // Head and tail, within the cap: nothing to cut; the whole output's
+        // size is known unless the host stopped reading.
+        let n = cap_len(input, max_bytes.min(usize::MAX as u64) as usize);
+        let whole = n as u64 + d.bytes;
+        return Capped {
+            read: &input[..n],
+            input_len: input.len(),
+            base: Base::default(),
+            total: (!d.unfinished).then_some(whole),
+            original_bytes: whole,
+            cap_hit: d.unfinished,
+            drained: Some(d),
+        };
+    }
     // A recall reads one part of the output (the input is the whole).
     let (input, base) = match slice {
         Some(sl) => part(input, sl),
@@ -70,6 +161,7 @@ pub(crate) fn run<'i>(input: &'i [u8], slice: Option<&Slice>, total: Option<u64>
         total,
         original_bytes,
         cap_hit: (n as u64) < original_bytes,
+        drained: None,
     }
 }
 
@@ -102,6 +194,29 @@ fn part<'i>(input: &'i [u8], sl: &Slice) -> (&'i [u8], Base) {
     let (start, end) = (back(start), back(end).max(back(start)));
     let line = memchr::memchr_iter(b'\n', &input[..start]).count() as u64;
     (&input[start..end], Base { byte: start as u64, line })
+}
+
+/// Length of `bytes` without a last character that is not whole.
+fn whole_chars(bytes: &[u8]) -> usize {
+    let n = bytes.len();
+    let lead = (n.saturating_sub(4)..n).rev().find(|&i| (bytes[i] & 0xC0) != 0x80);
+    match lead {
+        Some(i) => {
+            let want = match bytes[i] {
+                b if b < 0x80 => 1,
+                b if b >= 0xF0 => 4,
+                b if b >= 0xE0 => 3,
+                b if b >= 0xC0 => 2,
+                _ => 1,
+            };
+            if i + want <= n {
+                n
+            } else {
+                i
+            }
+        }
+        None => n,
+    }
 }
 
 /// Length of the longest prefix of `bytes` that is at most `cap` bytes and
@@ -153,21 +268,47 @@ mod tests {
     #[test]
     fn run_caps_counts_and_slices() {
         // A host that capped while reading passes cap + 1 bytes and the size.
-        let c = run(b"0123456789", None, Some(5000), 4);
+        let c = run(b"0123456789", None, Some(5000), 4, None);
         assert_eq!((c.read, c.input_len, c.original_bytes, c.cap_hit), (&b"0123"[..], 10, 5000, true));
         // A host that passed everything: the size is the input's.
-        let c = run(b"0123456789", None, None, 4);
+        let c = run(b"0123456789", None, None, 4, None);
         assert_eq!((c.total, c.original_bytes, c.cap_hit), (Some(10), 10, true));
         // Within the cap: nothing cut, whatever the host said.
-        let c = run(b"abc", None, None, 4);
+        let c = run(b"abc", None, None, 4, None);
         assert_eq!((c.read, c.cap_hit), (&b"abc"[..], false));
         // A recalled slice of lines 2-3 knows where it starts in the whole.
         let sl = Slice { offset: 2, limit: 2, unit: SliceUnit::Lines };
-        let c = run(b"one\ntwo\nthree\nfour\n", Some(&sl), None, 1024);
+        let c = run(b"one\ntwo\nthree\nfour\n", Some(&sl), None, 1024, None);
         assert_eq!((c.read, c.base.byte, c.base.line), (&b"two\nthree\n"[..], 4, 1));
         // A byte slice never starts inside a character.
         let sl = Slice { offset: 2, limit: 10, unit: SliceUnit::Bytes };
-        let c = run("a€b".as_bytes(), Some(&sl), None, 1024);
+        let c = run("a€b".as_bytes(), Some(&sl), None, 1024, None);
         assert_eq!((c.read, c.base.byte), ("€b".as_bytes(), 1));
+    }
+
+    fn gap(start: u64, bytes: u64, newlines: u64, ends_line: bool) -> Gap {
+        Gap {
+            start_byte: start,
+            bytes,
+            newlines,
+            ends_line,
+            error_lines: vec![],
+            error_lines_seen: 0,
+            redactions: vec![],
+            unfinished: false,
+        }
+    }
+
+    #[test]
+    fn head_and_tail_join_on_whole_lines_or_whole_characters() {
+        // "one\ntw" + gap "o\nthr" + "ee\nfour\n": the partial lines join the gap.
+        let (j, d) = join(b"one\ntwee\nfour\n", &gap(6, 5, 1, false));
+        assert_eq!(j, b"one\nfour\n");
+        assert_eq!((d.at, d.bytes, d.newlines, d.ends_line), (4, 2 + 5 + 3, 2, true));
+        // One long line of 2-byte characters, cut inside characters on both sides.
+        let s = "é".repeat(8);
+        let input = [&s.as_bytes()[..5], &s.as_bytes()[9..]].concat();
+        let (j, d) = join(&input, &gap(5, 4, 0, false));
+        assert_eq!((j.as_slice(), d.at, d.bytes), ("ééééé".as_bytes(), 4, 4 + 1 + 1));
     }
 }

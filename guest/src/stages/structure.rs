@@ -102,7 +102,9 @@ pub(crate) fn fit(f: &Fit, record: &mut RecordBuilder) -> Outcome {
         text::char_count(&f.p.text) <= f.budget.max_chars as usize
             && f.tok.count_within(&f.renderer.render(Cut::none(len)).text, f.token_budget as usize).is_some()
     };
+    // Head + tail around a drained middle is not one document: cut as text.
     let structured = !f.renderer.compose.is_empty
+        && f.p.hole.is_none()
         && matches!(f.class, ContentClass::Json | ContentClass::JsonLines | ContentClass::Csv);
     if structured && (f.cap_hit || !whole_fits()) {
         if f.class == ContentClass::Json {
@@ -221,6 +223,7 @@ fn whole_records(f: &Fit, r: &Records, record: &mut RecordBuilder) -> Option<Out
 fn head_tail(f: &Fit, record: &mut RecordBuilder) -> Outcome {
     let (p, budget) = (f.p, f.budget);
     let (char_cut, char_lines) = char_budget::cut(&p.text, budget.max_chars, budget.head_chars, budget.tail_chars);
+    let char_cut = p.around_hole(char_cut);
     let kept_after_chars = char_cut.head_end + (p.text.len() - char_cut.tail_start);
     record.stage(Stage::CharBudget, p.text.len(), kept_after_chars);
     let head_share = if budget.head_chars + budget.tail_chars == 0 {
@@ -232,16 +235,17 @@ fn head_tail(f: &Fit, record: &mut RecordBuilder) -> Outcome {
     let Rendered { text: out, cut, final_counts, error_lines } = fitted.rendered;
     record.stage(Stage::TokenBudget, kept_after_chars, cut.head_end + (p.text.len() - cut.tail_start));
     record.stage(Stage::Wrap, p.text.len(), out.len());
-    let strategy = if !cut.is_cut() {
+    let omits = p.omits(cut);
+    let strategy = if !omits {
         Strategy::None
     } else if error_lines > 0 {
         Strategy::HeadTailErrors
-    } else if fitted.whole_lines {
+    } else if fitted.whole_lines && p.hole_on_lines() {
         Strategy::HeadTailLines
     } else {
         Strategy::HeadTailChars
     };
-    let (kept, omitted) = if cut.is_cut() {
+    let (kept, omitted) = if omits {
         p.cut_spans(cut)
     } else if !p.text.is_empty() {
         (vec![p.span(0, p.text.len())], Vec::new())
@@ -252,7 +256,7 @@ fn head_tail(f: &Fit, record: &mut RecordBuilder) -> Outcome {
         text: out,
         tokens: fitted.tokens,
         strategy,
-        cut: cut.is_cut(),
+        cut: omits,
         structure: (error_lines > 0).then(|| StructureCuts { error_lines, ..no_cuts() }),
         kept,
         omitted,

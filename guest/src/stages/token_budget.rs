@@ -79,13 +79,14 @@ pub fn fit(
 /// both inside the char-budget cut `initial`.
 fn cut_for_tokens(text: &str, initial: Cut, head_k: usize, tail_k: usize, tok: Tokenizer) -> (Cut, bool) {
     let head_region = &text[..initial.head_end];
-    let tail_from = if initial.is_cut() { initial.tail_start } else { 0 };
+    // A cut (or one around a drained middle) bounds the tail region.
+    let tail_from = if initial.is_cut() || initial.tail_start < text.len() { initial.tail_start } else { 0 };
     let tail_region = &text[tail_from..];
     let head_end = tok.prefix_bytes(head_region, head_k);
     let (head_end, h_lines) = snap_head(text, head_end);
     let tail_len = tok.suffix_bytes(tail_region, tail_k);
     let tail_start = text.len() - tail_len;
     let (tail_start, t_lines) = snap_tail(text, tail_start);
-    let tail_start = tail_start.max(head_end).max(if initial.is_cut() { initial.tail_start } else { 0 });
+    let tail_start = tail_start.max(head_end).max(tail_from);
     (Cut { head_end, tail_start }, h_lines && t_lines)
 }

@@ -8,13 +8,18 @@
 //! the middle marker with their line numbers, within a small byte share of
 //! the token budget (about a tenth of it, at four bytes a token; the
 //! rendered output that holds them is still counted exactly). When there are more than fit, the first and the last
-//! ones are shown.
+//! ones are shown. The middle a host drained (never in the text) brings
+//! its own error lines, found by the same [`find`] as it was drained
+//! (`entry/drain.rs`); they take their place between those of the text.
 
 use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
 
+use crate::api::GapLine;
 use crate::markup::marker;
+use crate::stages::defang;
+use crate::support::edits;
 use crate::support::text::floor_boundary;
 
 /// Words that mark a line as an error line.
@@ -39,7 +44,7 @@ const WORDS: &[&str] = &[
 ];
 
 /// Longest part of one error line shown, bytes.
-const LINE_MAX: usize = 240;
+pub const LINE_MAX: usize = 240;
 
 fn automaton() -> &'static AhoCorasick {
     static AC: OnceLock<AhoCorasick> = OnceLock::new();
@@ -61,8 +66,21 @@ pub fn find(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// The error lines of a drained middle, and where it is.
+pub struct Drained<'a> {
+    /// Text offset of the middle.
+    pub at: usize,
+    /// Number of its first line in the whole output.
+    pub first_line: u64,
+    /// Its error lines: the first and the last ones.
+    pub lines: &'a [GapLine],
+    /// Its error lines in all.
+    pub seen: u64,
+}
+
 /// The excerpt for the omitted range `from..to`: a marker line and the
-/// error lines inside it, numbered by `line_of`, within `cap` bytes.
+/// error lines inside it, numbered by `line_of`, within `cap` bytes, with
+/// the error lines of a drained middle inside it.
 /// Returns the excerpt and how many lines it shows.
 pub fn excerpt(
     text: &str,
@@ -71,27 +89,75 @@ pub fn excerpt(
     to: usize,
     cap: usize,
     line_of: impl Fn(usize) -> u64,
+    drained: Option<&Drained>,
 ) -> (String, u64) {
     // `lines` is sorted and disjoint: the ones inside are one run, found by
     // bisection, and only the ones shown are formatted (a render is retried
     // while the budget is fitted; a log may have 100 000 error lines).
-    let lo = lines.partition_point(|&(s, _)| s < from);
-    let inside = &lines[lo..lo + lines[lo..].partition_point(|&(_, e)| e <= to)];
-    if inside.is_empty() || cap < 200 {
+    let run = |from: usize, to: usize| {
+        let lo = lines.partition_point(|&(s, _)| s < from);
+        &lines[lo..lo + lines[lo..].partition_point(|&(_, e)| e <= to)]
+    };
+    let at = drained.map_or(to, |d| d.at.clamp(from, to));
+    let (before, after) = (run(from, at), if at < to { run(at, to) } else { &[][..] });
+    // The drained lines: the first `kept_first` of them, then a hole of those
+    // not kept, then the last ones.
+    let (kept, seen) = drained.map_or((&[][..], 0), |d| (d.lines, (d.seen as usize).max(d.lines.len())));
+    let kept_first = kept.len().min(crate::entry::drain::KEEP);
+    let n = before.len() + seen + after.len();
+    if n == 0 || cap < 200 {
         return (String::new(), 0);
     }
-    let render = |(s, e): (usize, usize)| {
+    let render_text = |(s, e): (usize, usize)| {
         let end = floor_boundary(text, e.min(s + LINE_MAX));
         marker::error_line_excerpt(line_of(s), text[s..end].trim_end_matches('\r'), end < e)
     };
+    // A drained line comes from the host: shown like content, defanged and
+    // on one line (the final pass redacts it again with everything else).
+    let render_drained = |g: &GapLine, first_line: u64| {
+        let one: String = g.text.chars().map(|c| if c == '\n' || c == '\r' { ' ' } else { c }).collect();
+        let end = floor_boundary(&one, LINE_MAX);
+        let (safe, _) = edits::apply(&one[..end], &defang::edits(&one[..end]));
+        marker::error_line_excerpt(first_line + g.line, &safe, g.cut || end < one.len())
+    };
+    let item = |k: usize| -> Option<String> {
+        if k < before.len() {
+            return Some(render_text(before[k]));
+        }
+        let k = k - before.len();
+        if k >= seen {
+            return Some(render_text(after[k - seen]));
+        }
+        let d = drained?;
+        let last_from = seen - (kept.len() - kept_first);
+        match k {
+            k if k < kept_first => Some(render_drained(&kept[k], d.first_line)),
+            k if k >= last_from => Some(render_drained(&kept[kept_first + (k - last_from)], d.first_line)),
+            _ => None, // counted while drained, not kept
+        }
+    };
     let head = marker::error_lines_header();
     let mut room = cap.saturating_sub(head.len() + 80);
-    // First ones from the start, last ones from the end, alternately.
+    // First ones from the start, last ones from the end, alternately; a
+    // side stops where the drained lines were not kept.
     let (mut first, mut last) = (Vec::new(), Vec::new());
-    let (mut i, mut j) = (0usize, inside.len());
+    let (mut i, mut j) = (0usize, n);
     let mut take_front = true;
-    while i < j {
-        let line = render(inside[if take_front { i } else { j - 1 }]);
+    let (mut front_open, mut back_open) = (true, true);
+    while i < j && (front_open || back_open) {
+        if !(if take_front { front_open } else { back_open }) {
+            take_front = !take_front;
+            continue;
+        }
+        let Some(line) = item(if take_front { i } else { j - 1 }) else {
+            if take_front {
+                front_open = false;
+            } else {
+                back_open = false;
+            }
+            take_front = !take_front;
+            continue;
+        };
         if line.len() > room {
             break;
         }
@@ -113,8 +179,8 @@ pub fn excerpt(
     for l in &first {
         out.push_str(l);
     }
-    if shown < inside.len() {
-        out.push_str(&marker::more_error_lines(inside.len() - shown));
+    if shown < n {
+        out.push_str(&marker::more_error_lines(n - shown));
     }
     for l in last.iter().rev() {
         out.push_str(l);
@@ -131,11 +197,12 @@ mod tests {
         let text = "ok 1\nerror: bad thing\nok 2\nthread 'main' panicked at x\nok 3\nFAILED tests::a\n";
         let found = find(text);
         assert_eq!(found.len(), 3);
-        let (ex, n) = excerpt(text, &found, 0, text.len(), 1000, |off| text[..off].matches('\n').count() as u64 + 1);
+        let (ex, n) =
+            excerpt(text, &found, 0, text.len(), 1000, |off| text[..off].matches('\n').count() as u64 + 1, None);
         assert_eq!(n, 3);
         assert!(ex.contains("     2| error: bad thing\n"), "{ex}");
         assert!(ex.contains("     6| FAILED tests::a\n"), "{ex}");
-        let (_, n) = excerpt(text, &found, 0, 10, 1000, |_| 0);
+        let (_, n) = excerpt(text, &found, 0, 10, 1000, |_| 0, None);
         assert_eq!(n, 0);
     }
 }

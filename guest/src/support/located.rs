@@ -4,7 +4,8 @@
 //! every cut is made in the redacted text. A [`Located`] text holds the two
 //! offset maps (redaction, then decoding) and the line index that turn a
 //! position in it into a position in the original, plus the base of a
-//! recalled slice.
+//! recalled slice and the middle a host drained (read once, not kept):
+//! positions after it are shifted by its bytes and newlines.
 
 use crate::api::Span;
 use crate::stages::char_budget::Cut;
@@ -20,6 +21,23 @@ pub(crate) struct Base {
     pub line: u64,
 }
 
+/// A drained middle, located in the text.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Hole {
+    /// Where it was in the bytes read (the head's length).
+    pub src: usize,
+    /// Where it is in the decoded text.
+    pub decoded: usize,
+    /// Where it is in the redacted text.
+    pub text: usize,
+    /// Its bytes.
+    pub bytes: u64,
+    /// Its newlines.
+    pub newlines: u64,
+    /// Its last byte is a newline.
+    pub ends_line: bool,
+}
+
 /// The redacted text and the way back to the input.
 pub(crate) struct Located {
     /// The redacted text.
@@ -32,22 +50,56 @@ pub(crate) struct Located {
     pub lines: Lines,
     /// Where this text starts in the whole output (a recalled slice).
     pub base: Base,
+    /// The middle a host drained, if it did.
+    pub hole: Option<Hole>,
 }
 
 impl Located {
+    /// The drained middle's bytes and newlines, when a position at `at`
+    /// (a start, or with `end` an exclusive end) lies after it.
+    fn shift(&self, at: usize, of: impl Fn(&Hole) -> usize, end: bool) -> (u64, u64) {
+        match &self.hole {
+            Some(h) if at > of(h) || (at == of(h) && !end) => (h.bytes, h.newlines),
+            _ => (0, 0),
+        }
+    }
+
     /// Original byte of text offset `off`.
     pub fn byte(&self, off: usize) -> u64 {
-        self.base.byte + self.dmap.to_src(self.rmap.to_src(off)) as u64
+        self.decoded_byte(self.rmap.to_src(off))
     }
 
     /// Original end byte (exclusive) of a span ending at `off`.
     pub fn byte_end(&self, off: usize) -> u64 {
-        self.base.byte + self.dmap.to_src_end(self.rmap.to_src_end(off)) as u64
+        self.decoded_byte_end(self.rmap.to_src_end(off))
     }
 
     /// Original line (from 1) of text offset `off`.
     pub fn line(&self, off: usize) -> u64 {
-        self.base.line + self.lines.line_of(self.rmap.to_src(off))
+        self.decoded_line(self.rmap.to_src(off))
+    }
+
+    /// Original byte of offset `dec` of the decoded text (before redaction).
+    pub fn decoded_byte(&self, dec: usize) -> u64 {
+        let src = self.dmap.to_src(dec);
+        self.base.byte + src as u64 + self.shift(src, |h| h.src, false).0
+    }
+
+    /// Original end byte (exclusive) of a decoded span ending at `dec`.
+    pub fn decoded_byte_end(&self, dec: usize) -> u64 {
+        let src = self.dmap.to_src_end(dec);
+        self.base.byte + src as u64 + self.shift(src, |h| h.src, true).0
+    }
+
+    /// Original line (from 1) of offset `dec` of the decoded text.
+    pub fn decoded_line(&self, dec: usize) -> u64 {
+        self.base.line + self.lines.line_of(dec) + self.shift(dec, |h| h.decoded, false).1
+    }
+
+    /// Number, in the whole output, of the line holding the drained
+    /// middle's first byte: the line its `gap-line`s count from.
+    pub fn hole_first_line(&self) -> Option<u64> {
+        self.hole.map(|h| self.base.line + self.lines.line_of(h.decoded))
     }
 
     /// The original span of text `start..end`.
@@ -60,9 +112,56 @@ impl Located {
         }
     }
 
+    /// The original span a cut omits: text `head_end..tail_start`, and the
+    /// drained middle between them, if any.
+    pub fn omitted(&self, cut: Cut) -> Span {
+        let Some(h) = self.hole.filter(|h| h.bytes > 0) else {
+            return self.span(cut.head_end, cut.tail_start);
+        };
+        // At the hole, a start is the hole's (not the tail's), and so is
+        // an end: its last byte's line.
+        let dec = self.rmap.to_src(cut.head_end);
+        let start_line = self.base.line + self.lines.line_of(dec) + self.shift(dec, |h| h.decoded, true).1;
+        let end_line = if cut.tail_start > h.text {
+            self.line(cut.tail_start - 1)
+        } else {
+            self.base.line + self.lines.line_of(h.decoded) + h.newlines - u64::from(h.ends_line)
+        };
+        Span {
+            start_byte: self.byte_end(cut.head_end),
+            end_byte: self.byte(cut.tail_start),
+            start_line,
+            end_line: end_line.max(start_line),
+        }
+    }
+
+    /// Whether a drained middle, if any, lies between whole lines.
+    pub fn hole_on_lines(&self) -> bool {
+        self.hole.is_none_or(|h| {
+            (h.text == 0 || self.text.as_bytes()[h.text - 1] == b'\n') && (h.ends_line || h.text == self.text.len())
+        })
+    }
+
+    /// Whether `cut` leaves anything out: a drained middle always is.
+    pub fn omits(&self, cut: Cut) -> bool {
+        cut.is_cut() || self.hole.is_some()
+    }
+
+    /// `cut` moved so that it spans the drained middle: the head ends and
+    /// the tail starts at it or around it.
+    pub fn around_hole(&self, cut: Cut) -> Cut {
+        match &self.hole {
+            // A cut that keeps everything keeps both sides of the hole.
+            Some(h) if !cut.is_cut() => Cut { head_end: h.text, tail_start: h.text },
+            Some(h) => Cut { head_end: cut.head_end.min(h.text), tail_start: cut.tail_start.max(h.text) },
+            None => cut,
+        }
+    }
+
     /// Moves cut points out of replacement strings, so that no
     /// `[REDACTED:` marker is cut.
     pub fn avoid_replacements(&self, cut: Cut) -> Cut {
+        let cut = self.around_hole(cut);
         if !cut.is_cut() {
             return cut;
         }
@@ -79,7 +178,7 @@ impl Located {
         if cut.head_end > 0 {
             kept.push(self.span(0, cut.head_end));
         }
-        let omitted = vec![self.span(cut.head_end, cut.tail_start)];
+        let omitted = vec![self.omitted(cut)];
         if cut.tail_start < len {
             kept.push(self.span(cut.tail_start, len));
         }

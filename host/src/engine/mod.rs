@@ -240,6 +240,17 @@ impl Sanitizer {
         let kept = store.put(tenant, &opts.call_id, input)?;
         let mut o = opts.clone();
         o.recall_bytes = (kept > 0).then_some(kept);
+        // A long output is read as any other (head + tail, the middle
+        // drained), so its end shows; what it omits is recallable.
+        let b = self.effective_budget(pack, &o)?;
+        let read;
+        let input = if b.head_bytes > 0 && o.gap.is_none() && input.len() as u64 > b.head_bytes + b.tail_bytes {
+            read = crate::io::read_head_tail(self, pack, input, b.head_bytes, b.tail_bytes, u64::MAX)?;
+            o.gap = read.gap.clone();
+            &read.bytes[..]
+        } else {
+            input
+        };
         let out = self.sanitize_with(pack, input, &o)?;
         store.set_truncated(&opts.call_id, out.record.truncated);
         Ok(out)
@@ -274,6 +285,18 @@ impl Sanitizer {
     /// The JSON twin, as JS and Go hosts call it.
     pub fn sanitize_json(&self, pack: &LoadedPack, request: &str) -> Result<String> {
         self.with_live(pack, |s, p| p.result_sanitizer_core_result_sanitizer().call_sanitize_json(s, request))
+    }
+
+    /// One step of draining the middle of a long output read as head +
+    /// tail (see [`crate::io::read_head_tail`]): `data` is counted and
+    /// scanned into `gap`; the caller keeps the bytes not consumed and
+    /// sends them again with the next ones.
+    pub fn drain_step(&self, pack: &LoadedPack, gap: &api::Gap, data: &[u8], last: bool) -> Result<api::DrainStep> {
+        let r =
+            self.with_live(pack, |s, p| p.result_sanitizer_core_result_sanitizer().call_drain(s, gap, data, last))?;
+        let step = r.map_err(guest_error)?;
+        validate::drain_step(gap, data.len(), last, &step)?;
+        Ok(step)
     }
 
     /// One streaming redaction step (see [`crate::stream`]).

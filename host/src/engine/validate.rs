@@ -188,6 +188,29 @@ pub(super) fn redact_response(req: &api::RedactRequest, resp: &api::RedactRespon
     Ok(())
 }
 
+/// Most error lines a drained gap may hold (the pipeline keeps 16 from
+/// each end), and the longest one.
+const GAP_LINES: usize = 64;
+const GAP_LINE_BYTES: usize = 1024;
+
+/// A `drain` step consumed no more than it was given (all of it on the
+/// last step), counted exactly that into the gap, and returned a bounded
+/// gap: what a host passes on to `sanitize` and holds meanwhile.
+pub(super) fn drain_step(before: &api::Gap, len: usize, last: bool, step: &api::DrainStep) -> Result<()> {
+    let (g, n) = (&step.gap, step.consumed as usize);
+    let bad = |what: &str| Err(Error::InvalidOutput(format!("drain step: {what}")));
+    if n > len || (last && n != len) {
+        return bad("consumed a bad number of bytes");
+    }
+    if g.start_byte != before.start_byte || g.bytes != before.bytes + n as u64 || g.newlines > g.bytes {
+        return bad("the gap's sizes do not add up");
+    }
+    if g.error_lines.len() > GAP_LINES || g.error_lines.iter().any(|l| l.text.len() > GAP_LINE_BYTES) {
+        return bad("too many or too long error lines");
+    }
+    Ok(())
+}
+
 // The host's only uses of the pipeline crate's internals (`tokenizer`,
 // `token_bound`, `api::Encoding`), kept together so that moving them to
 // the crate's public API touches these lines alone. They are compiled into

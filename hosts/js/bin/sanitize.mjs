@@ -19,6 +19,7 @@ const { values: v } = parseArgs({
     lenient: { type: 'boolean', default: false },
     pack: { type: 'string' },
     'timeout-ms': { type: 'string', default: '5000' },
+    'drain-limit': { type: 'string' },
   },
   strict: true,
 });
@@ -53,14 +54,27 @@ try {
     untrusted: v.untrusted,
     contentType: v['content-type'],
     lenient: v.lenient,
+    // stdin is not kept: an omitted part cannot be read back.
+    source: 'pipe',
   };
-  // The pipeline says how much to read (`read_bytes`: the cap + 1, the
-  // markup budget + 1 for declared HTML, the MCP bound + 1), as for the
+  // The pipeline says how to read: raw output as head + tail
+  // (`head_bytes`, `tail_bytes`), documents under `read_bytes` (the markup
+  // budget + 1 for declared HTML or JSON, the MCP bound + 1), as for the
   // Rust CLI; MCP input that fills it is refused.
-  const { read_bytes: readBytes } = await s.effectiveBudget(options);
-  const input = await readCapped(readBytes);
-  if (options.input === 'mcp' && input.length >= readBytes) {
-    throw new Error(`invalid input: MCP input larger than ${readBytes - 1} bytes`);
+  const { read_bytes: readBytes, head_bytes: headBytes, tail_bytes: tailBytes } = await s.effectiveBudget(options);
+  let input;
+  if (headBytes > 0) {
+    // Raw output: head + tail, the middle drained (as the Rust CLI).
+    const drainLimit = v['drain-limit'] === undefined ? undefined : Number(v['drain-limit']);
+    const ht = await s.readHeadTail(process.stdin, { headBytes, tailBytes, drainLimit });
+    process.stdin.destroy();
+    input = ht.bytes;
+    options.gap = ht.gap;
+  } else {
+    input = await readCapped(readBytes);
+    if (options.input === 'mcp' && input.length >= readBytes) {
+      throw new Error(`invalid input: MCP input larger than ${readBytes - 1} bytes`);
+    }
   }
   const out = await s.sanitize(input, options);
   process.stdout.write(out.message + '\n');

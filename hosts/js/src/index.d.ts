@@ -16,6 +16,34 @@ export interface SanitizeOptions {
   totalBytes?: number;
   markupBytes?: number;
   toolError?: { code: string; message: string };
+  /** Where the output came from: the recovery route its markers name. */
+  source?: 'tool' | 'file' | 'pipe';
+  /** The drained middle, as `readHeadTail` returns it. */
+  gap?: Gap | null;
+}
+
+/** The middle of a long output, drained (WIT `gap`; snake_case, as the twin's JSON). */
+export interface Gap {
+  start_byte: number;
+  bytes: number;
+  newlines: number;
+  ends_line: boolean;
+  error_lines: { line: number; text: string; cut: boolean }[];
+  error_lines_seen: number;
+  redactions: { rule_id: string; count: number }[];
+  unfinished: boolean;
+}
+
+/** What `readHeadTail` kept of an output. */
+export interface HeadTail {
+  /** The head, then the tail: the input to sanitize. */
+  bytes: Buffer;
+  /** The drained middle (pass it as the `gap` option), or null when the output fit. */
+  gap: Gap | null;
+  /** Bytes read in all. */
+  total: number;
+  /** Reading stopped at the drain limit. */
+  stopped: boolean;
 }
 
 /** Where triage put the input (WIT `content-class`). */
@@ -79,6 +107,10 @@ export interface Budget {
    * when it reads that many.
    */
   read_bytes: number;
+  /** Bytes of the start kept when a longer raw output is read as head + tail; 0: read it whole. */
+  head_bytes: number;
+  /** Bytes of the end kept then. */
+  tail_bytes: number;
 }
 
 export class TimeoutError extends Error {
@@ -100,6 +132,11 @@ export class Sanitizer {
   sanitize(input: Uint8Array | string, options?: SanitizeOptions): Promise<Sanitized>;
   sanitizeJson(request: string): Promise<string>;
   effectiveBudget(options?: SanitizeOptions): Promise<Budget>;
+  /** Reads an output as head + tail, the middle drained through the pipeline. Default drain limit 1 GiB. */
+  readHeadTail(
+    source: AsyncIterable<Uint8Array>,
+    limits: { headBytes: number; tailBytes: number; drainLimit?: number },
+  ): Promise<HeadTail>;
   close(): Promise<void>;
 }
 

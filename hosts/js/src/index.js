@@ -156,12 +156,96 @@ export class Sanitizer {
     return { message: r.Ok.message, record: r.Ok.record, isError: r.Ok.is_error };
   }
 
+  /**
+   * Reads `source` (an async iterable of bytes: a stream, a socket, an HTTP
+   * body) to its end or to `drainLimit` bytes, keeping the first
+   * `headBytes` and the last `tailBytes` (the budget's `head_bytes` and
+   * `tail_bytes`). The bytes between go through the pipeline's `drain`
+   * step once and are not kept. Returns `{ bytes, gap, total, stopped }`:
+   * sanitize `bytes` with `gap` in the options (`null` when the output fit).
+   */
+  async readHeadTail(source, { headBytes, tailBytes, drainLimit = DEFAULT_DRAIN_LIMIT }) {
+    const head = [];
+    let headLen = 0;
+    let ring = [];
+    let ringLen = 0;
+    let pending = Buffer.alloc(0);
+    let gap = null;
+    let total = 0;
+    let stopped = false;
+    const spill = (keep) => {
+      // What falls out of the ring (all but its last `keep` bytes) is drained.
+      const all = Buffer.concat(ring, ringLen);
+      pending = Buffer.concat([pending, all.subarray(0, ringLen - keep)]);
+      ring = [all.subarray(ringLen - keep)];
+      ringLen = keep;
+      gap ??= emptyGap(headLen);
+    };
+    for await (const chunk of source) {
+      let c = Buffer.from(chunk);
+      if (c.length > drainLimit - total) {
+        // Past the limit: the output goes on; keep what is within it.
+        c = c.subarray(0, drainLimit - total);
+        stopped = true;
+      }
+      total += c.length;
+      if (headLen < headBytes) {
+        const k = Math.min(headBytes - headLen, c.length);
+        head.push(c.subarray(0, k));
+        headLen += k;
+        c = c.subarray(k);
+      }
+      ring.push(c);
+      ringLen += c.length;
+      if (ringLen > tailBytes + 65536) spill(tailBytes);
+      if (pending.length >= DRAIN_CHUNK) [gap, pending] = await this.#drain(gap, pending, false);
+      if (stopped) break;
+    }
+    if (ringLen > tailBytes) spill(tailBytes);
+    if (gap) [gap, pending] = await this.#drain(gap, pending, true);
+    // Even with nothing drained (a limit below the cap), the pipeline must
+    // know the output went on.
+    if (stopped) {
+      gap ??= emptyGap(headLen);
+      gap.unfinished = true;
+    }
+    return { bytes: Buffer.concat([...head, ...ring]), gap, total, stopped };
+  }
+
+  async #drain(gap, data, last) {
+    const req = JSON.stringify({ gap, data_base64: data.toString('base64'), last });
+    const r = JSON.parse(await this.#call('drain', req));
+    if (r.Err) throw toError(r.Err);
+    const rest = data.subarray(r.Ok.consumed);
+    if (!last && rest.length > 2 * DRAIN_CHUNK + (1 << 20)) throw new TrapError('drain step made no progress');
+    return [r.Ok.gap, rest];
+  }
+
   /** Ends the worker. */
   async close() {
     const w = this.#worker;
     this.#worker = null;
     if (w) await w.terminate();
   }
+}
+
+/** Bytes of the middle sent per `drain` step (as the Rust host). */
+const DRAIN_CHUNK = 1 << 20;
+/** Reading stops after this much by default (a producer that never ends). */
+export const DEFAULT_DRAIN_LIMIT = 2 ** 30;
+
+/** A gap after a head of `start` bytes, nothing drained yet. */
+function emptyGap(start) {
+  return {
+    start_byte: start,
+    bytes: 0,
+    newlines: 0,
+    ends_line: false,
+    error_lines: [],
+    error_lines_seen: 0,
+    redactions: [],
+    unfinished: false,
+  };
 }
 
 // The twin's `Err` cases (snake_case, as every enum case in its JSON) to

@@ -8,6 +8,7 @@
 const FORMATS = ['mcp', 'openai', 'anthropic'];
 const INPUTS = ['raw', 'mcp'];
 const ENCODINGS = ['o200k_base', 'cl100k_base'];
+const SOURCES = ['tool', 'file', 'pipe'];
 
 function pick(cases, value, what) {
   if (!cases.includes(value)) throw new TypeError(`unknown ${what} ${JSON.stringify(value)}; expected one of ${cases.join(', ')}`);
@@ -28,6 +29,8 @@ const FIELDS = [
   ['lenient', 'lenient'],
   ['total_bytes', 'totalBytes'],
   ['markup_bytes', 'markupBytes'],
+  // The drained middle, as `readHeadTail` returns it (the twin's own JSON).
+  ['gap', 'gap'],
 ];
 
 /** `{tool, callId, format, input, maxBytes, ...}` to twin options. */
@@ -39,6 +42,7 @@ export function twinOptions(o = {}) {
   if (o.format !== undefined) t.format = pick(FORMATS, o.format, 'format');
   if (o.input !== undefined) t.input = pick(INPUTS, o.input, 'input');
   if (o.encoding !== undefined) t.encoding = pick(ENCODINGS, o.encoding, 'encoding');
+  if (o.source !== undefined) t.source = pick(SOURCES, o.source, 'source');
   if (o.toolError) t.tool_error = { code: o.toolError.code, message: o.toolError.message };
   return t;
 }

@@ -27,7 +27,8 @@ const api = root[PIPELINE];
 
 parentPort.on('message', ({ id, call, arg }) => {
   try {
-    const out = call === 'budget' ? api.effectiveBudgetJson(arg) : api.sanitizeJson(arg);
+    const out =
+      call === 'budget' ? api.effectiveBudgetJson(arg) : call === 'drain' ? api.drainJson(arg) : api.sanitizeJson(arg);
     parentPort.postMessage({ id, ok: out });
   } catch (e) {
     // A trap (unreachable, out of memory): this instance must not be

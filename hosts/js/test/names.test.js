@@ -95,14 +95,22 @@ test('the budget says how many bytes to read', async () => {
   }
 });
 
-test('the command reads read_bytes and refuses MCP input that fills it', () => {
+test('the command reads raw input as head + tail, documents under read_bytes, and refuses MCP input that fills it', () => {
   const run = (input, ...args) => spawnSync(process.execPath, [command, ...args], { input, maxBuffer: 1 << 26 });
-  const raw = run(Buffer.from('0123456789\n'.repeat(2000)), '--tool', 't', '--max-bytes', '3000');
+  // 22 000 bytes, cap 3000: the head and tail on whole lines, the middle
+  // drained, the whole size known.
+  const lines = Buffer.from('0123456789\n'.repeat(2000));
+  const raw = run(lines, '--tool', 't', '--max-bytes', '3000');
   assert.equal(raw.status, 0, raw.stderr.toString());
   const record = JSON.parse(raw.stdout.toString())._meta['result-sanitizer/record'];
-  assert.equal(record.input_bytes, 3001);
-  assert.equal(record.byte_cap_hit, true);
+  assert.deepEqual([record.input_bytes, record.original_bytes, record.original_lines], [2992, 22000, 2000]);
+  assert.deepEqual(record.omitted, [{ start_byte: 2244, end_byte: 21252, start_line: 205, end_line: 1932 }]);
+  assert.equal(record.byte_cap_hit, false);
   assert.equal(recordErrors(record), null);
+  // At the drain limit reading stops, and the record says the rest is unread.
+  const stopped = run(lines, '--tool', 't', '--max-bytes', '3000', '--drain-limit', '5000');
+  const r2 = JSON.parse(stopped.stdout.toString())._meta['result-sanitizer/record'];
+  assert.deepEqual([r2.byte_cap_hit, r2.original_bytes], [true, 5000]);
   const big = Buffer.concat([Buffer.from('{"content":[{"type":"text","text":"'), Buffer.alloc(64 * 1024 * 1024, 'a')]);
   const mcp = run(big, '--tool', 't', '--input', 'mcp');
   assert.equal(mcp.status, 1);
@@ -110,4 +118,27 @@ test('the command reads read_bytes and refuses MCP input that fills it', () => {
   const old = run(Buffer.from('x'), '--tool', 't', '--format', 'Openai');
   assert.equal(old.status, 1);
   assert.match(old.stderr.toString(), /unknown format "Openai"/);
+});
+
+test('a long stdin, drained in many steps, gives the Rust CLI\'s bytes', () => {
+  // 6 MB: several drain steps, whose boundaries fall where this host's
+  // reads put them; error lines and a secret in the middle.
+  const lines = [];
+  for (let i = 0; i < 240000; i++) {
+    if (i % 50000 === 7) lines.push(`error: unit ${i} failed: token ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M rejected`);
+    else lines.push(`   Compiling unit ${i} (step ${i % 97})`);
+  }
+  const input = Buffer.from(lines.join('\n') + '\n');
+  const flags = ['--tool', 'cargo', '--max-tokens', '2000'];
+  const rust = spawnSync(join(here, '..', '..', '..', 'target', 'release', 'result-sanitizer'), ['sanitize', ...flags], {
+    input,
+    maxBuffer: 1 << 26,
+  });
+  const js = spawnSync(process.execPath, [command, ...flags], { input, maxBuffer: 1 << 26 });
+  assert.equal(rust.status, 0, rust.stderr.toString());
+  assert.equal(js.status, 0, js.stderr.toString());
+  assert.equal(js.stdout.toString(), rust.stdout.toString());
+  const text = JSON.parse(js.stdout.toString()).content[0].text;
+  assert.match(text, /\n200008\| error: unit 200007 failed: token \[REDACTED:github-token\] rejected/);
+  assert.ok(!text.includes('ghp_'));
 });

@@ -35,7 +35,15 @@ test('every vector holds through the library', async () => {
 test('the sanitize command prints each vector\'s message', () => {
   for (const v of vectors) {
     const req = JSON.parse(v.request);
-    const stdin = req.input !== undefined ? Buffer.from(req.input, 'utf8') : Buffer.from(req.input_base64 ?? '', 'base64');
+    // The vector's stdin when the request keeps less of it (head + tail).
+    const stdin =
+      v.stdin !== undefined
+        ? Buffer.from(v.stdin, 'utf8')
+        : v.stdin_base64 !== undefined
+          ? Buffer.from(v.stdin_base64, 'base64')
+          : req.input !== undefined
+            ? Buffer.from(req.input, 'utf8')
+            : Buffer.from(req.input_base64 ?? '', 'base64');
     const r = spawnSync(process.execPath, [join(here, '..', 'bin', 'sanitize.mjs'), ...v.flags], { input: stdin });
     const resp = JSON.parse(v.response);
     if (resp.Ok) {

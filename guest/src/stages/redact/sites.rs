@@ -11,10 +11,10 @@ use crate::api::RedactionSite;
 use crate::support::located::Located;
 
 /// The sites of `spans`, positions in `text` (the decoded text that was
-/// redacted), mapped to the original output through `at`'s maps.
+/// redacted), mapped to the whole original output through `at` (a
+/// recalled slice's base, a drained middle).
 pub(crate) fn sites(text: &str, spans: &[Span], key: &str, at: &Located) -> Vec<RedactionSite> {
     let b = text.as_bytes();
-    let byte = |d: usize| at.base.byte + at.dmap.to_src(d) as u64;
     spans
         .iter()
         .map(|s| {
@@ -24,10 +24,10 @@ pub(crate) fn sites(text: &str, spans: &[Span], key: &str, at: &Located) -> Vec<
             let digest = mac.finalize().into_bytes();
             RedactionSite {
                 rule_id: s.rule.clone(),
-                start_byte: byte(s.start),
-                end_byte: at.base.byte + at.dmap.to_src_end(s.end) as u64,
-                line: at.base.line + at.lines.line_of(s.start),
-                column: byte(s.start) - byte(line_start) + 1,
+                start_byte: at.decoded_byte(s.start),
+                end_byte: at.decoded_byte_end(s.end),
+                line: at.decoded_line(s.start),
+                column: at.decoded_byte(s.start) - at.decoded_byte(line_start) + 1,
                 hash: digest[..8].iter().map(|x| format!("{x:02x}")).collect(),
             }
         })

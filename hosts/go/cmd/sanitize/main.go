@@ -73,10 +73,12 @@ func run() error {
 	pipeline := flag.String("pipeline", "", "pipeline component (default: target/components/pipeline.wasm)")
 	pack := flag.String("pack", "", "rule pack component (default: target/components/default-pack.wasm)")
 	timeout := flag.Duration("timeout", 5*time.Second, "wall-clock limit per call")
+	drainLimit := flag.Uint64("drain-limit", rs.DefaultDrainLimit, "stop reading after this many bytes")
 	flag.Parse()
 
 	// The flags' values are the JSON twin's enum cases (snake_case).
-	opts := map[string]any{"tool": *tool, "call_id": *callID, "untrusted": *untrusted, "lenient": *lenient}
+	// stdin is not kept: an omitted part cannot be read back.
+	opts := map[string]any{"tool": *tool, "call_id": *callID, "untrusted": *untrusted, "lenient": *lenient, "source": "pipe"}
 	for _, e := range []struct {
 		name, value string
 		cases       []string
@@ -126,19 +128,32 @@ func run() error {
 		return err
 	}
 	defer s.Close(ctx)
-	// Read what the pipeline says to read (read_bytes: the cap + 1, the
-	// markup budget + 1 for declared HTML, the MCP bound + 1), as the Rust
-	// CLI does; MCP input that fills it is refused.
+	// Read as the pipeline says, as the Rust CLI does: raw output as head +
+	// tail with the middle drained (HeadBytes, TailBytes), documents under
+	// read_bytes (the markup budget + 1 for declared HTML or JSON, the MCP
+	// bound + 1); MCP input that fills it is refused.
 	b, err := s.EffectiveBudget(ctx, opts)
 	if err != nil {
 		return err
 	}
-	data, err := io.ReadAll(io.LimitReader(os.Stdin, int64(min(b.ReadBytes, math.MaxInt64))))
-	if err != nil {
-		return err
-	}
-	if *input == "mcp" && uint64(len(data)) >= b.ReadBytes {
-		return fmt.Errorf("invalid input: MCP input larger than %d bytes", b.ReadBytes-1)
+	var data []byte
+	if b.HeadBytes > 0 {
+		ht, err := s.ReadHeadTail(ctx, os.Stdin, b.HeadBytes, b.TailBytes, *drainLimit)
+		if err != nil {
+			return err
+		}
+		data = ht.Bytes
+		if ht.Gap != nil {
+			opts["gap"] = ht.Gap
+		}
+	} else {
+		data, err = io.ReadAll(io.LimitReader(os.Stdin, int64(min(b.ReadBytes, math.MaxInt64))))
+		if err != nil {
+			return err
+		}
+		if *input == "mcp" && uint64(len(data)) >= b.ReadBytes {
+			return fmt.Errorf("invalid input: MCP input larger than %d bytes", b.ReadBytes-1)
+		}
 	}
 	out, err := s.Sanitize(ctx, data, opts)
 	if err != nil {

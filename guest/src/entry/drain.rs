@@ -1,0 +1,171 @@
+//! Draining the middle of a long output: read once, kept never.
+//!
+//! A host that reads a long output as head + tail sends every byte that
+//! falls between them through [`step`], chunk by chunk, with the [`Gap`]
+//! the step before returned. Each step counts the bytes and newlines,
+//! redacts (for the counts, and for the lines it keeps), and keeps the
+//! error-looking lines ([`crate::strategies::error_lines`]): the first and
+//! the last [`KEEP`], each at most [`LINE_MAX`] bytes, with their line
+//! numbers. Like the streaming `redact` step, it commits up to
+//! [`OVERLAP`] bytes before the end of the data, moved back to a line start
+//! and forward past a secret that crosses it, so neither a line nor a
+//! secret is split between two steps; the caller sends the rest again.
+
+use std::collections::BTreeMap;
+
+use crate::api::{DrainStep, Gap, GapLine, SanitizeError};
+use crate::entry::stream::OVERLAP;
+use crate::markup;
+use crate::pack::CompiledPack;
+use crate::stages::redact::{counts_to_records, Pass, Span};
+use crate::strategies::error_lines::{self, LINE_MAX};
+use crate::support::text::{self, floor_boundary};
+
+/// Error lines kept from the start of the middle, and from its end.
+pub const KEEP: usize = 16;
+
+/// One step over `data`: what it adds to `gap`, and how much it consumed.
+pub fn step(gap: &Gap, data: &[u8], last: bool, pack: &CompiledPack) -> Result<DrainStep, SanitizeError> {
+    let d = text::decode(data);
+    let t = d.text.as_str();
+    // Strict mode: the middle is never shown, and its kept lines are
+    // better over-redacted than not.
+    let pass = Pass::new(pack, false);
+    let spans = pass.spans(t);
+    let commit = commit_point(t, &spans, last);
+    let consumed = if commit == t.len() { data.len() } else { d.map.to_src(commit) };
+    let mut out = gap.clone();
+    let before = out.newlines;
+    out.bytes += consumed as u64;
+    out.newlines += memchr::memchr_iter(b'\n', &data[..consumed]).count() as u64;
+    if consumed > 0 {
+        out.ends_line = data[consumed - 1] == b'\n';
+    }
+    let found = error_lines::find(&t[..commit]);
+    let (mut line, mut at) = (before, 0usize);
+    for &(s, e) in &found {
+        line += memchr::memchr_iter(b'\n', &t.as_bytes()[at..s]).count() as u64;
+        at = s;
+        let (shown, cut) = redacted_line(t, s, e, &spans);
+        if out.error_lines.len() >= 2 * KEEP {
+            out.error_lines.remove(KEEP); // the oldest of the last ones
+        }
+        out.error_lines.push(GapLine { line, text: shown, cut });
+    }
+    out.error_lines_seen += found.len() as u64;
+    let mut counts: BTreeMap<String, u32> = out.redactions.iter().map(|c| (c.rule_id.clone(), c.count)).collect();
+    for s in spans.iter().filter(|s| s.start < commit) {
+        *counts.entry(s.rule.clone()).or_default() += 1;
+    }
+    out.redactions = counts_to_records(&counts);
+    if let Some(e) = pass.error() {
+        return Err(e);
+    }
+    Ok(DrainStep { gap: out, consumed: consumed as u32 })
+}
+
+/// Where this step stops: the end when `last`, else [`OVERLAP`] before
+/// it, at a line start when there is one, never inside a secret.
+fn commit_point(t: &str, spans: &[Span], last: bool) -> usize {
+    if last {
+        return t.len();
+    }
+    let mut commit = floor_boundary(t, t.len().saturating_sub(OVERLAP));
+    if let Some(p) = memchr::memrchr(b'\n', &t.as_bytes()[..commit]) {
+        commit = p + 1;
+    }
+    // Spans are sorted and disjoint: at most one crosses the point; past
+    // it, on to the next line start if it is within the data.
+    if let Some(s) = spans.iter().find(|s| s.start < commit && s.end > commit) {
+        commit = s.end;
+        if let Some(p) = memchr::memchr(b'\n', &t.as_bytes()[commit..]) {
+            let next = commit + p + 1;
+            if !spans.iter().any(|s| s.start < next && s.end > next) {
+                commit = next;
+            }
+        }
+    }
+    commit
+}
+
+/// Line `t[s..e]` with the secrets in it replaced, at most [`LINE_MAX`]
+/// bytes of it, and whether it was shortened.
+fn redacted_line(t: &str, s: usize, e: usize, spans: &[Span]) -> (String, bool) {
+    let mut out = String::new();
+    let mut pos = s;
+    let from = spans.partition_point(|x| x.end <= s);
+    for x in spans[from..].iter().take_while(|x| x.start < e) {
+        out.push_str(&t[pos..x.start.max(pos)]);
+        out.push_str(&markup::redacted(&x.rule));
+        pos = x.end.min(e).max(pos);
+    }
+    out.push_str(&t[pos..e]);
+    let out = out.trim_end_matches('\r');
+    let end = floor_boundary(out, LINE_MAX);
+    (out[..end].to_string(), end < out.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pack::fixtures;
+
+    fn pack() -> CompiledPack {
+        fixtures::pack(vec![fixtures::rule(serde_json::json!({
+            "id": "tok", "regex": r"\b(tok_[a-z0-9]{20})\b", "keywords": ["tok_"], "secret_group": 1
+        }))])
+    }
+
+    fn empty(start: u64) -> Gap {
+        Gap {
+            start_byte: start,
+            bytes: 0,
+            newlines: 0,
+            ends_line: false,
+            error_lines: vec![],
+            error_lines_seen: 0,
+            redactions: vec![],
+            unfinished: false,
+        }
+    }
+
+    /// Drains `input` in chunks of `chunk` bytes, as a host does.
+    fn drain(input: &[u8], chunk: usize, p: &CompiledPack) -> Gap {
+        let mut gap = empty(0);
+        let mut carry = Vec::new();
+        let mut chunks = input.chunks(chunk).peekable();
+        while let Some(c) = chunks.next() {
+            carry.extend_from_slice(c);
+            let last = chunks.peek().is_none();
+            let r = step(&gap, &carry, last, p).unwrap();
+            carry.drain(..r.consumed as usize);
+            gap = r.gap;
+        }
+        assert!(carry.is_empty());
+        gap
+    }
+
+    #[test]
+    fn counts_lines_errors_and_secrets_whatever_the_chunks() {
+        let p = pack();
+        let mut input = Vec::new();
+        for i in 0..30_000 {
+            input.extend_from_slice(format!("unit {i} ok\n").as_bytes());
+            if i % 500 == 499 {
+                input.extend_from_slice(b"error: failed with tok_abcdefghij0123456789 \xff\n");
+            }
+        }
+        let newlines = input.iter().filter(|&&b| b == b'\n').count() as u64;
+        for chunk in [OVERLAP + 1, OVERLAP + 7919, 3 * OVERLAP] {
+            let g = drain(&input, chunk, &p);
+            assert_eq!((g.bytes, g.newlines, g.ends_line), (input.len() as u64, newlines, true), "chunk {chunk}");
+            assert_eq!((g.error_lines_seen, g.error_lines.len()), (60, 2 * KEEP));
+            assert_eq!(g.redactions[0].count, 60);
+            // The first error line has 500 lines before it.
+            assert_eq!(g.error_lines[0].line, 500);
+            assert_eq!(g.error_lines[0].text, "error: failed with [REDACTED:tok] \u{FFFD}");
+            // The last kept is the last one: 30 000 units and 59 error lines before it.
+            assert_eq!(g.error_lines.last().unwrap().line, 30_000 + 59);
+        }
+    }
+}

@@ -31,7 +31,11 @@ fuzz_target!(|c: Case| {
         pos = end;
         i += 1;
         let last = pos == input.len();
-        let r = step(&RedactRequest { data: carry.clone(), last, content_type: None, untrusted: false, report: false }, pack()).expect("redact step");
+        let r = step(
+            &RedactRequest { data: carry.clone(), last, content_type: None, untrusted: false, report: false },
+            pack(),
+        )
+        .expect("redact step");
         assert!(r.consumed as usize <= carry.len());
         out.extend_from_slice(&r.output);
         carry.drain(..r.consumed as usize);

@@ -21,7 +21,12 @@ struct Case {
 fuzz_target!(|c: Case| {
     let one = plant(&c.data, &c.plants);
     let input = one.repeat(1 + c.repeat as usize % 8);
-    let whole = step(&RedactRequest { data: input.clone(), last: true }, pack()).expect("redact").output;
+    let whole = step(
+        &RedactRequest { data: input.clone(), last: true, content_type: None, untrusted: false, report: false },
+        pack(),
+    )
+    .expect("redact")
+    .output;
     let chunks: Vec<usize> =
         if c.chunks.is_empty() { vec![4096] } else { c.chunks.iter().map(|&n| 1 + n as usize).collect() };
     let (mut out, mut carry, mut pos, mut i) = (Vec::new(), Vec::new(), 0, 0);

@@ -213,7 +213,9 @@ impl RulesFile {
             path_roots: vec![],
             budgets: vec![],
             lenient_tools: vec![],
-            generic: self.generic.clone(),
+            // Only a generic rule reads the generic values: the others skip
+            // compiling them (a pack build checks every default rule).
+            generic: if r.strict_only { self.generic.clone() } else { Default::default() },
         };
         // One compiled pack per rule, its regexes all compiled, checks every
         // example.

@@ -6,7 +6,7 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use result_sanitizer_fuzz::{check_sanitized, pack, plant, SECRETS};
-use result_sanitizer_pipeline::api::{Gap, OutputFormat};
+use result_sanitizer_pipeline::api::OutputFormat;
 use result_sanitizer_pipeline::{default_options, drain_step, sanitize};
 
 #[derive(Arbitrary, Debug)]
@@ -35,16 +35,7 @@ fuzz_target!(|c: Case| {
     let middle = &input[head..input.len() - tail];
     let steps: Vec<usize> =
         if c.steps.is_empty() { vec![70_000] } else { c.steps.iter().map(|&n| 1 + n as usize * 4).collect() };
-    let mut gap = Gap {
-        start_byte: head as u64,
-        bytes: 0,
-        newlines: 0,
-        ends_line: false,
-        error_lines: vec![],
-        error_lines_seen: 0,
-        redactions: vec![],
-        unfinished: false,
-    };
+    let mut gap = result_sanitizer_pipeline::empty_gap(head as u64);
     let (mut carry, mut pos, mut i) = (Vec::new(), 0, 0);
     loop {
         let end = (pos + steps[i % steps.len()]).min(middle.len());

@@ -4,7 +4,7 @@
 //! head + tail with a drained middle keeps the whole output's positions.
 
 use proptest::prelude::*;
-use result_sanitizer_pipeline::api::{Encoding, Gap, OutputFormat, RedactRequest};
+use result_sanitizer_pipeline::api::{Encoding, OutputFormat, RedactRequest};
 use result_sanitizer_pipeline::default_options;
 use result_sanitizer_pipeline::pack_api::{PackInfo, Rule, RuleKind, RuleSet};
 use result_sanitizer_pipeline::{drain_step, redact_step, sanitize};
@@ -257,10 +257,7 @@ proptest! {
         let head = (max_bytes / 4 * 3) as usize;
         let tail = max_bytes as usize - head;
         prop_assume!(input.len() > head + tail);
-        let mut gap = Gap {
-            start_byte: head as u64, bytes: 0, newlines: 0, ends_line: false,
-            error_lines: vec![], error_lines_seen: 0, redactions: vec![], unfinished: false,
-        };
+        let mut gap = result_sanitizer_pipeline::empty_gap(head as u64);
         let middle = &input[head..input.len() - tail];
         let mut carry = Vec::new();
         let mut chunks = middle.chunks(step).peekable();

@@ -357,10 +357,9 @@ fn open_input(file: &Option<PathBuf>) -> io::Result<(Box<dyn Read>, Option<u64>)
     }
 }
 
-/// A key for a report's hashes, fresh for each call: 32 random bytes in hex.
+/// A key for a report's hashes, fresh for each call, in hex.
 fn random_key() -> String {
-    let mut k = [0u8; 32];
-    getrandom::fill(&mut k).expect("the OS has randomness");
+    let k = result_sanitizer::report::random_key().expect("the OS has randomness");
     k.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -9,11 +9,15 @@
 
 use std::io::Write;
 
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
-
 use crate::api::RedactionSpan;
 use crate::error::Result;
+
+/// A report key: 32 bytes from the OS, fresh for each run or call.
+pub fn random_key() -> Result<[u8; 32]> {
+    let mut k = [0u8; 32];
+    getrandom::fill(&mut k).map_err(|e| std::io::Error::other(e.to_string()))?;
+    Ok(k)
+}
 
 /// Where a report goes, and the position of the stream read so far.
 pub struct Report<'w> {
@@ -31,11 +35,7 @@ impl<'w> Report<'w> {
     pub fn new(out: &'w mut dyn Write, key: Option<[u8; 32]>) -> Result<Self> {
         let key = match key {
             Some(k) => k,
-            None => {
-                let mut k = [0u8; 32];
-                getrandom::fill(&mut k).map_err(|e| std::io::Error::other(e.to_string()))?;
-                k
-            }
+            None => random_key()?,
         };
         Ok(Self { out, key, offset: 0, line: 1, line_start: 0 })
     }
@@ -50,10 +50,7 @@ impl<'w> Report<'w> {
             self.advance(&data[pos..start], pos);
             pos = start;
             let at = self.offset + start as u64;
-            let mut mac = Hmac::<Sha256>::new_from_slice(&self.key).expect("HMAC takes any key length");
-            mac.update(&data[start..end]);
-            let digest = mac.finalize().into_bytes();
-            let hash: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+            let hash = result_sanitizer_pipeline::value_hash(&self.key, &data[start..end]);
             let line = serde_json::json!({
                 "rule_id": s.rule_id,
                 "line": self.line,

@@ -24,6 +24,21 @@ use crate::support::text::{self, floor_boundary};
 /// Error lines kept from the start of the middle, and from its end.
 pub const KEEP: usize = 16;
 
+/// The gap a host starts with: after a head of `start` bytes, nothing
+/// drained yet.
+pub fn empty_gap(start: u64) -> Gap {
+    Gap {
+        start_byte: start,
+        bytes: 0,
+        newlines: 0,
+        ends_line: false,
+        error_lines: Vec::new(),
+        error_lines_seen: 0,
+        redactions: Vec::new(),
+        unfinished: false,
+    }
+}
+
 /// One step over `data`: what it adds to `gap`, and how much it consumed.
 pub fn step(gap: &Gap, data: &[u8], last: bool, pack: &CompiledPack) -> Result<DrainStep, SanitizeError> {
     let d = text::decode(data);
@@ -116,22 +131,9 @@ mod tests {
         }))])
     }
 
-    fn empty(start: u64) -> Gap {
-        Gap {
-            start_byte: start,
-            bytes: 0,
-            newlines: 0,
-            ends_line: false,
-            error_lines: vec![],
-            error_lines_seen: 0,
-            redactions: vec![],
-            unfinished: false,
-        }
-    }
-
     /// Drains `input` in chunks of `chunk` bytes, as a host does.
     fn drain(input: &[u8], chunk: usize, p: &CompiledPack) -> Gap {
-        let mut gap = empty(0);
+        let mut gap = empty_gap(0);
         let mut carry = Vec::new();
         let mut chunks = input.chunks(chunk).peekable();
         while let Some(c) = chunks.next() {

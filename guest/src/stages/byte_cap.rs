@@ -287,16 +287,7 @@ mod tests {
     }
 
     fn gap(start: u64, bytes: u64, newlines: u64, ends_line: bool) -> Gap {
-        Gap {
-            start_byte: start,
-            bytes,
-            newlines,
-            ends_line,
-            error_lines: vec![],
-            error_lines_seen: 0,
-            redactions: vec![],
-            unfinished: false,
-        }
+        Gap { bytes, newlines, ends_line, ..crate::entry::drain::empty_gap(start) }
     }
 
     #[test]

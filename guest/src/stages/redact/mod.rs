@@ -89,6 +89,7 @@ mod value;
 
 pub(crate) use pass::{Pass, Redacted};
 pub(crate) use sites::sites;
+pub use sites::value_hash;
 
 /// How a pass treats generic (`strict-only`) rules.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -10,6 +10,15 @@ use super::Span;
 use crate::api::RedactionSite;
 use crate::support::located::Located;
 
+/// A value as a report shows it: HMAC-SHA256 under `key`, its first 8
+/// bytes in hex. The one definition, for the record's sites and a host's
+/// stream report alike.
+pub fn value_hash(key: &[u8], value: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key length");
+    mac.update(value);
+    mac.finalize().into_bytes()[..8].iter().map(|x| format!("{x:02x}")).collect()
+}
+
 /// The sites of `spans`, positions in `text` (the decoded text that was
 /// redacted), mapped to the whole original output through `at` (a
 /// recalled slice's base, a drained middle).
@@ -19,16 +28,13 @@ pub(crate) fn sites(text: &str, spans: &[Span], key: &str, at: &Located) -> Vec<
         .iter()
         .map(|s| {
             let line_start = memchr::memrchr(b'\n', &b[..s.start]).map_or(0, |p| p + 1);
-            let mut mac = Hmac::<Sha256>::new_from_slice(key.as_bytes()).expect("HMAC takes any key length");
-            mac.update(&b[s.start..s.end]);
-            let digest = mac.finalize().into_bytes();
             RedactionSite {
                 rule_id: s.rule.clone(),
                 start_byte: at.decoded_byte(s.start),
                 end_byte: at.decoded_byte_end(s.end),
                 line: at.decoded_line(s.start),
                 column: at.decoded_byte(s.start) - at.decoded_byte(line_start) + 1,
-                hash: digest[..8].iter().map(|x| format!("{x:02x}")).collect(),
+                hash: value_hash(key.as_bytes(), &b[s.start..s.end]),
             }
         })
         .collect()

@@ -82,7 +82,7 @@ fn main() {
         );
         let rf = RulesFile::parse("bench.toml", &rules).unwrap().over_defaults().unwrap();
         let id = rf.identity(None, None, None).unwrap();
-        let wasm = signing::sign(&pack_build::build(&rf, &id).unwrap(), &key, None).unwrap();
+        let wasm = signing::sign(&pack_build::build(&rf, &id).unwrap(), &key, None, &[]).unwrap();
         std::fs::write(packs.join(format!("tenant-{i}.wasm")), wasm).unwrap();
     }
     println!("built and signed {n} packs in {:.2?} ({:.2?} per pack)", t.elapsed(), t.elapsed() / n as u32);

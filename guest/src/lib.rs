@@ -73,7 +73,10 @@ wit_bindgen::generate!({
 
 /// Types of the exported `result-sanitizer` interface.
 pub use exports::result_sanitizer::core::result_sanitizer as api;
-/// Types of the imported `rule-pack` interface.
+/// The imported `platform` interface (the platform's pack).
+#[cfg(target_arch = "wasm32")]
+use result_sanitizer::core::platform as platform_api;
+/// Types of the imported `rule-pack` interface (the tenant's pack).
 pub use result_sanitizer::core::rule_pack as pack_api;
 
 mod entry;

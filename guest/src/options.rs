@@ -149,15 +149,7 @@ mod tests {
     use super::*;
 
     fn rules(b: Vec<BudgetOverride>) -> RuleSet {
-        RuleSet {
-            rules: vec![],
-            allow_regexes: vec![],
-            stopwords: vec![],
-            path_roots: vec![],
-            budgets: b,
-            lenient_tools: vec![],
-            generic: Default::default(),
-        }
+        RuleSet { budgets: b, ..crate::pack::empty_rule_set() }
     }
 
     #[test]

@@ -1,10 +1,34 @@
-//! Where rules come from.
+//! Where rules come from, and how the platform's floor and a tenant's pack
+//! make one rule set.
 //!
 //! The pipeline never knows whether its rules are a pack component on the
 //! other side of a component-model import or a Rust value in a test: it
 //! sees a [`RuleSource`]. [`CompiledPack`] fetches the declarative rules
-//! once, compiles them ([`crate::stages::redact::Ruleset`]) and keeps the source
-//! for the optional `detect` hook.
+//! once, compiles them ([`crate::stages::redact::Ruleset`]) and keeps the
+//! sources for the optional `detect` hooks.
+//!
+//! # Platform and tenant
+//!
+//! A pipeline instance serves two packs ([`CompiledPack::layered`]): the
+//! platform's (the WIT's `platform` import) and the tenant's (`rule-pack`).
+//! The tenant adds to the platform and cannot weaken it:
+//!
+//! - every platform rule runs, except those the tenant's `relax` names
+//!   (the host keeps only ids the tenant's platform-signed manifest grants
+//!   in `may-relax`); the record lists them;
+//! - the tenant's global allowlist and stopwords are moved onto each of
+//!   its own rules, and its generic value shapes onto its own generic
+//!   rules (anchored, as shapes match whole values): they never touch a
+//!   platform rule, so `allow-regexes = [".*"]` silences the tenant's
+//!   rules only;
+//! - its lenient tools make only its own generic rules lenient;
+//! - a tenant rule equal to a platform rule (a pack built with the
+//!   defaults) is dropped: the platform's copy runs, under the platform's
+//!   allowlists;
+//! - path roots add up; the tenant's budgets come before the platform's
+//!   (a budget sizes the output, it does not decide what is a secret);
+//!   the generic thresholds for source code are the platform's;
+//! - both packs' `detect` hooks run (once, when one pack serves both).
 
 use crate::api::SanitizeError;
 use crate::pack_api::{Finding, PackInfo, RuleSet};
@@ -46,26 +70,81 @@ impl RuleSource for StaticRules {
     }
 }
 
-/// A rule source with its rules compiled, ready for the pipeline.
+/// The platform's and the tenant's rules compiled into one set, ready for
+/// the pipeline.
 pub struct CompiledPack {
-    /// Identity, copied into every record.
+    /// The tenant pack's identity, copied into every record.
     pub info: PackInfo,
-    /// Compiled declarative rules.
+    /// The platform pack's identity, copied into every record.
+    pub platform: PackInfo,
+    /// Compiled declarative rules, the platform's first.
     pub(crate) ruleset: Ruleset,
-    /// Per-tool budgets and other declarative data.
+    /// The merged declarative data: per-tool budgets, lenient tools (the
+    /// platform's), path roots.
     pub(crate) rules: RuleSet,
-    source: Box<dyn RuleSource>,
-    has_detect: bool,
+    /// Tools whose output the tenant's own generic rules treat leniently.
+    pub(crate) tenant_lenient_tools: Vec<String>,
+    /// Platform rules turned off for this tenant, sorted.
+    pub(crate) relaxed: Vec<String>,
+    /// Sources whose `detect` does something (at most two).
+    detectors: Vec<Box<dyn RuleSource>>,
 }
 
 impl CompiledPack {
-    /// Fetches and compiles the rules of `source`.
+    /// One source alone: its rules are the whole policy (tests, the pack
+    /// builder's checks). It stands as the platform, with no tenant.
     pub fn new(source: Box<dyn RuleSource>) -> Result<Self, SanitizeError> {
         let info = source.info();
         let rules = source.rules();
-        let ruleset = Ruleset::compile(&rules).map_err(SanitizeError::InvalidPack)?;
-        let has_detect = source.has_detect();
-        Ok(Self { info, ruleset, rules, source, has_detect })
+        let tenant = StaticRules { info: info.clone(), rules: empty_rule_set() };
+        Self::build(source, rules, Box::new(tenant), empty_rule_set(), false)
+    }
+
+    /// The platform's floor and a tenant's pack (see the module docs). One
+    /// pack serving both (a host with no tenant pack links the platform's
+    /// to both imports) has the same identity and rules: they count once,
+    /// and its `detect` runs once.
+    pub fn layered(platform: Box<dyn RuleSource>, tenant: Box<dyn RuleSource>) -> Result<Self, SanitizeError> {
+        let p = platform.rules();
+        let t = tenant.rules();
+        let same = p == t && platform.info() == tenant.info();
+        let t = if same { empty_rule_set() } else { t };
+        Self::build(platform, p, tenant, t, same)
+    }
+
+    fn build(
+        platform: Box<dyn RuleSource>,
+        p: RuleSet,
+        tenant: Box<dyn RuleSource>,
+        t: RuleSet,
+        same: bool,
+    ) -> Result<Self, SanitizeError> {
+        let info = tenant.info();
+        let platform_info = platform.info();
+        let merged = merge(p, t);
+        let mut ruleset = Ruleset::compile(&merged.rules).map_err(SanitizeError::InvalidPack)?;
+        ruleset.mark_tenant_from(merged.tenant_from);
+        let mut detectors: Vec<Box<dyn RuleSource>> = Vec::new();
+        if platform.has_detect() {
+            detectors.push(platform);
+        }
+        if !same && tenant.has_detect() {
+            detectors.push(tenant);
+        }
+        Ok(Self {
+            info,
+            platform: platform_info,
+            ruleset,
+            rules: merged.rules,
+            tenant_lenient_tools: merged.tenant_lenient_tools,
+            relaxed: merged.relaxed,
+            detectors,
+        })
+    }
+
+    /// Whether the tenant's own generic rules are lenient for `tool`.
+    pub(crate) fn tenant_lenient(&self, tool: &str) -> bool {
+        self.tenant_lenient_tools.iter().any(|t| t == tool)
     }
 
     /// A pack of plain rules with an empty identity (what the pack builder
@@ -99,14 +178,85 @@ impl CompiledPack {
             .collect()
     }
 
-    /// Custom findings for `text`, or none when the pack has no code.
+    /// Custom findings for `text` from each pack that has code.
     pub fn detect(&self, text: &str) -> Vec<Finding> {
-        if self.has_detect && !text.is_empty() {
-            self.source.detect(text)
-        } else {
-            Vec::new()
+        if text.is_empty() {
+            return Vec::new();
+        }
+        match self.detectors.as_slice() {
+            [] => Vec::new(),
+            [one] => one.detect(text),
+            many => many.iter().flat_map(|d| d.detect(text)).collect(),
         }
     }
+}
+
+/// A rule set with nothing in it.
+pub(crate) fn empty_rule_set() -> RuleSet {
+    RuleSet {
+        rules: Vec::new(),
+        allow_regexes: Vec::new(),
+        stopwords: Vec::new(),
+        path_roots: Vec::new(),
+        budgets: Vec::new(),
+        lenient_tools: Vec::new(),
+        generic: Default::default(),
+        relax: Vec::new(),
+    }
+}
+
+/// The platform's and the tenant's rule sets as one.
+struct Merged {
+    rules: RuleSet,
+    /// Index of the first tenant rule in `rules.rules`.
+    tenant_from: usize,
+    tenant_lenient_tools: Vec<String>,
+    relaxed: Vec<String>,
+}
+
+/// Merges a tenant's rule set onto the platform's (see the module docs).
+fn merge(mut p: RuleSet, t: RuleSet) -> Merged {
+    let relax: std::collections::BTreeSet<&str> = t.relax.iter().map(String::as_str).collect();
+    let mut relaxed: Vec<String> = Vec::new();
+    p.rules.retain(|r| {
+        let off = relax.contains(r.id.as_str());
+        if off && !relaxed.contains(&r.id) {
+            relaxed.push(r.id.clone());
+        }
+        !off
+    });
+    relaxed.sort();
+    let tenant_from = p.rules.len();
+    // A tenant's shape of a generic value must match the whole value, as
+    // the platform's do (`value.rs`); on a rule's own list it is anchored.
+    let shapes: Vec<String> = t
+        .generic
+        .allow_regexes
+        .iter()
+        .filter(|g| !p.generic.allow_regexes.contains(g))
+        .map(|g| format!("^(?:{g})$"))
+        .collect();
+    for mut r in t.rules {
+        if p.rules.contains(&r) {
+            continue;
+        }
+        r.allow_regexes.extend(t.allow_regexes.iter().cloned());
+        r.stopwords.extend(t.stopwords.iter().cloned());
+        if r.strict_only {
+            r.allow_regexes.extend(shapes.iter().cloned());
+        }
+        p.rules.push(r);
+    }
+    for root in t.path_roots {
+        if !p.path_roots.contains(&root) {
+            p.path_roots.push(root);
+        }
+    }
+    let mut budgets = t.budgets;
+    budgets.append(&mut p.budgets);
+    p.budgets = budgets;
+    p.relax = Vec::new();
+    Merged { rules: p, tenant_from, tenant_lenient_tools: t.lenient_tools, relaxed }
 }
 
 /// Packs for unit tests.
@@ -117,15 +267,7 @@ pub(crate) mod fixtures {
 
     /// A rule set of `rules` and nothing else.
     pub(crate) fn rule_set(rules: Vec<Rule>) -> RuleSet {
-        RuleSet {
-            rules,
-            allow_regexes: vec![],
-            stopwords: vec![],
-            path_roots: vec![],
-            budgets: vec![],
-            lenient_tools: vec![],
-            generic: Default::default(),
-        }
+        RuleSet { rules, ..super::empty_rule_set() }
     }
 
     /// A pack identity.
@@ -147,5 +289,140 @@ pub(crate) mod fixtures {
     /// A rule from its TOML-like fields (the rest take their defaults).
     pub(crate) fn rule(fields: serde_json::Value) -> Rule {
         serde_json::from_value(fields).unwrap()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{info, rule, rule_set};
+    use super::*;
+    use crate::pack_api::Rule;
+    use crate::stages::redact::Pass;
+    use serde_json::json;
+
+    type Counts = std::collections::BTreeMap<String, u32>;
+
+    fn platform() -> StaticRules {
+        let mut rules = rule_set(vec![
+            rule(json!({"id": "tok", "regex": r"\b(tok_[a-z0-9]{12})\b", "keywords": ["tok_"], "secret_group": 1})),
+            rule(
+                json!({"id": "pw", "regex": r"pw=([a-z0-9]{6,})", "keywords": ["pw="], "secret_group": 1, "strict_only": true}),
+            ),
+        ]);
+        rules.allow_regexes = vec!["^tok_000000000000$".into()];
+        StaticRules { info: info(), rules }
+    }
+
+    fn tenant(rules: RuleSet) -> Box<StaticRules> {
+        Box::new(StaticRules { info: PackInfo { name: "acme".into(), ..info() }, rules })
+    }
+
+    fn acme_rule() -> Rule {
+        rule(json!({"id": "acme", "regex": r"\b(acme_[a-z0-9]{8})\b", "keywords": ["acme_"], "secret_group": 1}))
+    }
+
+    fn redact(p: &CompiledPack, lenient: bool, tool: &str, text: &str) -> String {
+        Pass::for_tool(p, lenient, tool).redact_text(text, &mut Counts::new())
+    }
+
+    const TEXT: &str = "tok_abcdef123456 pw=hunter22 acme_k3k3k3k3";
+
+    #[test]
+    fn a_tenant_adds_rules_and_cannot_weaken_the_platform() {
+        // Allow everything, stop every word, lenient everywhere: only the
+        // tenant's own rule goes quiet.
+        let mut t = rule_set(vec![acme_rule()]);
+        t.allow_regexes = vec![".*".into()];
+        t.stopwords = vec!["tok_".into(), "hunter".into()];
+        t.generic.allow_regexes = vec![".*".into()];
+        t.lenient_tools = vec!["shell".into()];
+        let p = CompiledPack::layered(Box::new(platform()), tenant(t)).unwrap();
+        assert_eq!(redact(&p, false, "shell", TEXT), "[REDACTED:tok] pw=[REDACTED:pw] acme_k3k3k3k3");
+        assert!(p.relaxed.is_empty());
+        // Without the allow-all, the tenant's rule works.
+        let p = CompiledPack::layered(Box::new(platform()), tenant(rule_set(vec![acme_rule()]))).unwrap();
+        assert_eq!(redact(&p, false, "x", TEXT), "[REDACTED:tok] pw=[REDACTED:pw] [REDACTED:acme]");
+        // The platform's own allowlist still applies to its rules.
+        assert_eq!(redact(&p, false, "x", "tok_000000000000"), "tok_000000000000");
+    }
+
+    #[test]
+    fn relax_turns_off_exactly_the_named_platform_rule() {
+        let mut t = rule_set(vec![acme_rule()]);
+        t.relax = vec!["pw".into(), "no-such-rule".into()];
+        let p = CompiledPack::layered(Box::new(platform()), tenant(t)).unwrap();
+        assert_eq!(redact(&p, false, "x", TEXT), "[REDACTED:tok] pw=hunter22 [REDACTED:acme]");
+        assert_eq!(p.relaxed, vec!["pw".to_string()]);
+    }
+
+    #[test]
+    fn tenant_lenient_tools_reach_only_tenant_generic_rules() {
+        let generic = rule(
+            json!({"id": "key", "regex": r"key=([a-z0-9]{6,})", "keywords": ["key="], "secret_group": 1, "strict_only": true}),
+        );
+        let mut t = rule_set(vec![generic]);
+        t.lenient_tools = vec!["docs".into()];
+        let p = CompiledPack::layered(Box::new(platform()), tenant(t)).unwrap();
+        assert_eq!(redact(&p, false, "docs", "pw=hunter22 key=abcdef12"), "pw=[REDACTED:pw] key=abcdef12");
+        assert_eq!(redact(&p, false, "shell", "pw=hunter22 key=abcdef12"), "pw=[REDACTED:pw] key=[REDACTED:key]");
+    }
+
+    #[test]
+    fn one_pack_for_both_counts_once() {
+        let p = CompiledPack::layered(Box::new(platform()), Box::new(platform())).unwrap();
+        assert_eq!(p.rules.rules.len(), 2);
+        // A tenant pack built with the defaults: its copies of the
+        // platform's rules are dropped, its own rule stays.
+        let mut t = platform().rules;
+        t.rules.push(acme_rule());
+        let p = CompiledPack::layered(Box::new(platform()), tenant(t)).unwrap();
+        assert_eq!(p.rules.rules.len(), 3);
+        assert_eq!(p.info.name, "acme");
+        assert_eq!(p.platform.name, "t");
+    }
+
+    /// A pack whose code reports the same spans in every text.
+    struct FixedOffsets;
+
+    impl RuleSource for FixedOffsets {
+        fn info(&self) -> PackInfo {
+            PackInfo { name: "fixed".into(), ..info() }
+        }
+        fn rules(&self) -> RuleSet {
+            rule_set(vec![acme_rule()])
+        }
+        fn has_detect(&self) -> bool {
+            true
+        }
+        fn detect(&self, text: &str) -> Vec<Finding> {
+            (0..text.len() as u32 / 7)
+                .map(|k| Finding { rule_id: "acme".into(), start: k * 7, end: k * 7 + 3 })
+                .filter(|f| text.is_char_boundary(f.start as usize) && text.is_char_boundary(f.end as usize))
+                .collect()
+        }
+    }
+
+    #[test]
+    fn findings_at_fixed_offsets_never_rewrite_the_pipelines_markup() {
+        let p = CompiledPack::layered(Box::new(platform()), Box::new(FixedOffsets)).unwrap();
+        let mut o = crate::options::default_options();
+        o.untrusted = true;
+        o.tool = "fetch".into();
+        o.max_tokens = Some(300);
+        let input: String = (0..400).map(|i| format!("line {i} tok_abcdef123456\n")).collect();
+        let out = crate::pipeline::sanitize(input.as_bytes(), &o, &p).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&out.message).unwrap();
+        let text = v["content"][0]["text"].as_str().unwrap();
+        assert!(text.starts_with("[tool_result name=fetch untrusted=true content_type=text/plain]\n"), "{text}");
+        assert!(text.ends_with("---\n[/tool_result]"), "{text}");
+        let markers: Vec<&str> = text.lines().filter(|l| l.starts_with("[truncated:")).collect();
+        assert!(!markers.is_empty() && markers.iter().all(|m| !m.contains("[REDACTED:acme]")), "{markers:?}");
+        // Every redaction is whole: no marker was cut into.
+        assert_eq!(
+            text.matches("[REDACTED:").count(),
+            text.matches("[REDACTED:tok]").count() + text.matches("[REDACTED:acme]").count()
+        );
+        assert!(!text.contains("DACTED:tok]DA") && !text.contains("]DACTED"), "{text}");
+        assert!(out.record.markup_kept > 0);
     }
 }

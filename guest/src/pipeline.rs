@@ -53,8 +53,8 @@ pub(crate) fn sanitize_visible(
 ) -> Result<(Sanitized, String), SanitizeError> {
     let budget = options::resolve(opts, &pack.rules)?;
     let tok = Tokenizer::get(opts.encoding);
-    let pass = Pass::new(pack, options::lenient(opts, &pack.rules)).inline_allow(!opts.untrusted);
-    let mut record = RecordBuilder::new(opts, &budget, &pack.info, input.len());
+    let pass = Pass::for_tool(pack, options::lenient(opts, &pack.rules), &opts.tool).inline_allow(!opts.untrusted);
+    let mut record = RecordBuilder::new(opts, &budget, pack, input.len());
     record.stage(Stage::Triage, input.len(), input.len());
 
     // Head + tail around a drained middle: joined on whole lines (the
@@ -132,6 +132,10 @@ pub(crate) fn sanitize_visible(
     // Source code is redacted as code, in the content and in the final
     // pass of each render alike.
     let pass = pass.over_code(body.class == ContentClass::Code);
+    // The final pass leaves markup alone, so the caller text that markup
+    // carries is redacted before it goes in.
+    let shown = shown_options(opts, &pass, &mut record);
+    let opts = shown.as_ref();
 
     // Structured content takes at most half the token budget.
     let recall = Recall::from_options(&opts.call_id, opts.recall_bytes, opts.source);
@@ -212,7 +216,8 @@ pub(crate) fn sanitize_visible(
     }
 
     // The record, then the message.
-    record.add_counts(out.final_counts);
+    record.add_counts(out.final_counts.counts);
+    record.markup_kept(out.final_counts.markup_kept);
     record.strategy(out.strategy, out.cut || capped.cap_hit, out.structure);
     out.kept.into_iter().for_each(|s| record.kept(s));
     out.omitted.into_iter().for_each(|s| record.omitted(s));
@@ -243,6 +248,26 @@ fn locate_hole(d: &byte_cap::Drained, dmap: &OffsetMap, rmap: &OffsetMap, dec_le
     let decoded = first(dec_len, &|o| dmap.to_src(o), d.at);
     let text = first(text_len, &|o| rmap.to_src(o), decoded);
     Hole { src: d.at, decoded, text, bytes: d.bytes, newlines: d.newlines, ends_line: d.ends_line }
+}
+
+/// `opts` with the caller text that markers and the boundary show (tool
+/// name, content type, call id) redacted; borrowed when nothing is found.
+fn shown_options<'o>(opts: &'o Options, pass: &Pass, record: &mut RecordBuilder) -> std::borrow::Cow<'o, Options> {
+    let redact = |s: &str, counts: &mut crate::record::Counts| {
+        let r = pass.redact_text(s, counts);
+        (r != s).then_some(r)
+    };
+    let tool = redact(&opts.tool, &mut record.counts);
+    let call_id = redact(&opts.call_id, &mut record.counts);
+    let content_type = opts.content_type.as_deref().and_then(|c| redact(c, &mut record.counts));
+    if tool.is_none() && call_id.is_none() && content_type.is_none() {
+        return std::borrow::Cow::Borrowed(opts);
+    }
+    let mut o = opts.clone();
+    o.tool = tool.unwrap_or(o.tool);
+    o.call_id = call_id.unwrap_or(o.call_id);
+    o.content_type = content_type.or(o.content_type);
+    std::borrow::Cow::Owned(o)
 }
 
 /// The `[code] message` line of a tool error, its message redacted (and

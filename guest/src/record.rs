@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use crate::api::{Budget, ContentClass, Options, SanitizeRecord, Span, Stage, StageTrace, Strategy, StructureCuts};
-use crate::pack_api::PackInfo;
+use crate::pack::CompiledPack;
 use crate::stages::redact::counts_to_records;
 use crate::support::text;
 
@@ -47,7 +47,7 @@ pub(crate) struct RecordBuilder {
 
 impl RecordBuilder {
     /// An empty record for one call.
-    pub fn new(opts: &Options, budget: &Budget, pack: &PackInfo, input_bytes: usize) -> Self {
+    pub fn new(opts: &Options, budget: &Budget, pack: &CompiledPack, input_bytes: usize) -> Self {
         let rec = SanitizeRecord {
             class: ContentClass::Text,
             input_bytes: input_bytes as u64,
@@ -68,8 +68,12 @@ impl RecordBuilder {
             output_tokens: None,
             budget: *budget,
             encoding: opts.encoding,
-            pack_name: pack.name.clone(),
-            pack_version: pack.version.clone(),
+            pack_name: pack.info.name.clone(),
+            pack_version: pack.info.version.clone(),
+            platform_name: pack.platform.name.clone(),
+            platform_version: pack.platform.version.clone(),
+            relaxed: pack.relaxed.clone(),
+            markup_kept: 0,
             stages: Vec::new(),
             structure: None,
             user_only_blocks: 0,
@@ -78,6 +82,11 @@ impl RecordBuilder {
             round: None,
         };
         Self { rec, counts: Counts::new(), structured_cuts: None }
+    }
+
+    /// Findings the final pass dropped to keep the pipeline's markup.
+    pub fn markup_kept(&mut self, n: u32) {
+        self.rec.markup_kept += n;
     }
 
     /// A stage ran: bytes in and out.
@@ -192,7 +201,7 @@ mod tests {
     fn builder() -> RecordBuilder {
         let opts = default_options();
         let budget = resolve(&opts, &fixtures::rule_set(vec![])).unwrap();
-        RecordBuilder::new(&opts, &budget, &fixtures::info(), 10)
+        RecordBuilder::new(&opts, &budget, &fixtures::pack(vec![]), 10)
     }
 
     #[test]

@@ -37,6 +37,7 @@ fn pack() -> CompiledPack {
         budgets: vec![],
         lenient_tools: vec![],
         generic: Default::default(),
+        relax: vec![],
     };
     let info = PackInfo {
         name: "p".into(),

@@ -147,6 +147,11 @@ enum PackCmd {
         /// Expiry, RFC 3339 (e.g. 2027-01-01T00:00:00Z).
         #[arg(long)]
         expires: Option<String>,
+        /// Platform rule ids the pack may turn off (its rules file's
+        /// `relax`); comma-separated or repeated. Only the platform's key
+        /// should sign with this.
+        #[arg(long = "may-relax", value_delimiter = ',')]
+        may_relax: Vec<String>,
         /// Output file (default: sign in place).
         #[arg(short, long)]
         output: Option<PathBuf>,
@@ -288,6 +293,11 @@ struct PackOpts {
     /// Accept an unsigned --pack (development only).
     #[arg(long)]
     allow_unsigned: bool,
+    /// The platform's pack, whose rules apply whatever the tenant's pack
+    /// says (default: the embedded pack). The operator's own file: no
+    /// signature is required of it.
+    #[arg(long)]
+    platform_pack: Option<PathBuf>,
 }
 
 impl SanitizeOpts {
@@ -386,6 +396,19 @@ fn cache_dir() -> Option<PathBuf> {
         .map(|d| d.join("result-sanitizer"))
 }
 
+/// A sanitizer serving the flags' platform pack, and the tenant pack they
+/// choose (`None`: the embedded default pack).
+fn open(limits: Limits, po: &PackOpts) -> Result<(Arc<Sanitizer>, Option<Arc<LoadedPack>>), Error> {
+    let mut s = Sanitizer::new(limits)?;
+    if let Some(p) = &po.platform_pack {
+        let platform = s.load_pack_unverified(&read_file(p)?)?;
+        s.set_platform_pack(Arc::new(platform));
+    }
+    let s = Arc::new(s);
+    let loaded = select_pack(&s, po)?;
+    Ok((s, loaded))
+}
+
 /// The pack chosen by the flags; `None` is the embedded default pack.
 fn select_pack(s: &Arc<Sanitizer>, po: &PackOpts) -> Result<Option<Arc<LoadedPack>>, Error> {
     if let Some(dir) = &po.packs {
@@ -403,8 +426,7 @@ fn select_pack(s: &Arc<Sanitizer>, po: &PackOpts) -> Result<Option<Arc<LoadedPac
 }
 
 fn sanitize(file: &Option<PathBuf>, so: &SanitizeOpts) -> Result<(), Error> {
-    let s = Arc::new(Sanitizer::new(so.limits.limits())?);
-    let loaded = select_pack(&s, &so.packs)?;
+    let (s, loaded) = open(so.limits.limits(), &so.packs)?;
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
     let mut opts = so.options();
     opts.content_type = opts.content_type.or_else(|| content_type_of(file));
@@ -428,8 +450,7 @@ fn sanitize_round(
     priorities: &[(String, u32)],
     so: &SanitizeOpts,
 ) -> Result<(), Error> {
-    let s = Arc::new(Sanitizer::new(so.limits.limits())?);
-    let loaded = select_pack(&s, &so.packs)?;
+    let (s, loaded) = open(so.limits.limits(), &so.packs)?;
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
     let mut inputs = Vec::with_capacity(files.len());
     for f in files {
@@ -464,8 +485,7 @@ fn parse_timeout(s: &str) -> Result<std::time::Duration, String> {
 }
 
 fn run(so: &SanitizeOpts, timeout: Option<std::time::Duration>, command: &[String]) -> Result<(), Error> {
-    let s = Arc::new(Sanitizer::new(so.limits.limits())?);
-    let loaded = select_pack(&s, &so.packs)?;
+    let (s, loaded) = open(so.limits.limits(), &so.packs)?;
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
     let mut opts = so.options();
     opts.input = InputKind::Raw;
@@ -546,8 +566,7 @@ struct RedactFlags<'a> {
 }
 
 fn redact(file: &Option<PathBuf>, flags: RedactFlags<'_>, po: &PackOpts, limits: &LimitOpts) -> Result<(), Error> {
-    let s = Arc::new(Sanitizer::new(limits.limits())?);
-    let loaded = select_pack(&s, po)?;
+    let (s, loaded) = open(limits.limits(), po)?;
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
     let (reader, _) = open_input(file)?;
     let stdout = io::stdout().lock();
@@ -596,10 +615,18 @@ fn pack_cmd(cmd: &PackCmd) -> Result<(), Error> {
             eprintln!("wrote {} ({} bytes)", output.display(), wasm.len());
             Ok(())
         }
-        PackCmd::Sign { pack, key, expires, output } => {
+        PackCmd::Sign { pack, key, expires, may_relax, output } => {
             let kp = if key.exists() { key.clone() } else { PathBuf::from(format!("{}.key", key.display())) };
             let sk = SecretKey::read(&kp)?;
-            let signed = signing::sign(&read_file(pack)?, &sk, expires.as_deref()).map_err(Error::InvalidPack)?;
+            if let Some(i) = may_relax.iter().position(|id| !result_sanitizer_pipeline::valid_rule_id(id)) {
+                return Err(Error::InvalidPack(format!(
+                    "--may-relax {}: {}",
+                    i + 1,
+                    result_sanitizer_pipeline::RULE_ID_FORM
+                )));
+            }
+            let signed =
+                signing::sign(&read_file(pack)?, &sk, expires.as_deref(), may_relax).map_err(Error::InvalidPack)?;
             std::fs::write(output.as_ref().unwrap_or(pack), signed)?;
             eprintln!("signed with key {}", sk.public().key_id());
             Ok(())

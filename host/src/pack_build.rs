@@ -99,6 +99,11 @@ pub struct RulesFile {
     /// How generic rules judge values, as the WIT's `generic-values`.
     #[serde(default)]
     pub generic: g::GenericValues,
+    /// Platform rules this pack asks to turn off for its tenant; only ids
+    /// that its platform-signed manifest grants (`pack sign --may-relax`)
+    /// take effect.
+    #[serde(default)]
+    pub relax: Vec<String>,
     /// Rules (the WIT's `rule`, plus examples), with their position in the
     /// file.
     #[serde(default)]
@@ -166,9 +171,15 @@ impl RulesFile {
             budgets: vec![],
             lenient_tools: vec![],
             generic: parsed.generic.clone(),
+            relax: vec![],
         };
         if let Err(e) = result_sanitizer_pipeline::check_rule_set(&global) {
             problems.push(format!("{file}: {e}"));
+        }
+        for (i, id) in parsed.relax.iter().enumerate() {
+            if !result_sanitizer_pipeline::valid_rule_id(id) {
+                problems.push(format!("{file}: relax {}: {}", i + 1, result_sanitizer_pipeline::RULE_ID_FORM));
+            }
         }
         for b in &parsed.budgets {
             if b.tool.is_empty() {
@@ -216,6 +227,7 @@ impl RulesFile {
             // Only a generic rule reads the generic values: the others skip
             // compiling them (a pack build checks every default rule).
             generic: if r.strict_only { self.generic.clone() } else { Default::default() },
+            relax: vec![],
         };
         // One compiled pack per rule, its regexes all compiled, checks every
         // example.
@@ -264,6 +276,7 @@ impl RulesFile {
         base.path_roots.extend(self.path_roots);
         base.budgets = self.budgets;
         base.lenient_tools = self.lenient_tools;
+        base.relax = self.relax;
         // A tenant adds shapes of its code; the code thresholds are the
         // defaults' (a file that sets its own is refused, not ignored).
         let g = &self.generic;
@@ -289,6 +302,7 @@ impl RulesFile {
             budgets: self.budgets.clone(),
             lenient_tools: self.lenient_tools.clone(),
             generic: self.generic.clone(),
+            relax: self.relax.clone(),
         }
     }
 

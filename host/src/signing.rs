@@ -53,6 +53,12 @@ pub struct SignedManifest {
     pub key_id: String,
     /// sha256 (hex) of the signed range.
     pub sha256: String,
+    /// Platform rule ids this pack may turn off for its tenant (its rule
+    /// set's `relax`): the platform's grant, which only a trusted key can
+    /// give. Omitted when empty, so the signed message of a pack without
+    /// one is what it was before the field existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub may_relax: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -300,8 +306,9 @@ fn message(m: &SignedManifest) -> Vec<u8> {
     msg
 }
 
-/// Signs `wasm` (replacing any previous signature).
-pub fn sign(wasm: &[u8], key: &SecretKey, expires: Option<&str>) -> Result<Vec<u8>, String> {
+/// Signs `wasm` (replacing any previous signature); `may_relax` grants the
+/// pack the right to turn off those platform rules.
+pub fn sign(wasm: &[u8], key: &SecretKey, expires: Option<&str>, may_relax: &[String]) -> Result<Vec<u8>, String> {
     let (unsigned, _) = split_signature(wasm).map_err(|e| e.to_string())?;
     let m = Manifest::read(unsigned).map_err(|e| format!("{e:#}"))?.ok_or("the pack has no manifest section")?;
     if let Some(e) = expires {
@@ -315,6 +322,7 @@ pub fn sign(wasm: &[u8], key: &SecretKey, expires: Option<&str>) -> Result<Vec<u
         expires: expires.map(str::to_string),
         key_id: key.public().key_id(),
         sha256: sha256_hex(unsigned),
+        may_relax: may_relax.to_vec(),
     };
     let signature = hex(&key.key.sign(&message(&manifest)).to_bytes());
     let section = SignatureSection { v: 1, manifest, signature };

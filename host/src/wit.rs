@@ -7,6 +7,8 @@ use wit_parser::{PackageId, Resolve, SourceMap, WorldId};
 pub const WIT_VERSION: &str = "0.1.0";
 /// Interface name of rule packs, as seen in component imports and exports.
 pub const RULE_PACK_INTERFACE: &str = "result-sanitizer:core/rule-pack@0.1.0";
+/// The pipeline's import of the platform pack (same functions as `rule-pack`).
+pub const PLATFORM_INTERFACE: &str = "result-sanitizer:core/platform@0.1.0";
 
 const SOURCES: &[(&str, &str)] = &[
     ("rule-pack.wit", include_str!("../../wit/rule-pack.wit")),

@@ -166,14 +166,16 @@ fn untrusted_boundary_and_defanged_lookalikes() {
 }
 
 #[test]
-fn final_redaction_covers_wrapping_text() {
-    // A secret smuggled into the tool name reaches the boundary header,
-    // which only the final pass sees.
+fn caller_text_in_the_wrapping_is_redacted() {
+    // A secret smuggled into the tool name would reach the boundary
+    // header, which the final pass leaves alone (it is markup): the name
+    // is redacted before it goes in, and the header keeps its alphabet.
     let mut o = opts(AWS);
     o.untrusted = true;
     let out = sanitizer().sanitize(b"hello", &o).unwrap();
     assert!(!out.message.contains(AWS));
-    assert!(visible_text(&out, OutputFormat::Mcp).contains("name=[REDACTED:aws-access-key-id]"));
+    assert!(visible_text(&out, OutputFormat::Mcp).starts_with("[tool_result name=REDACTED:aws-access-key-id untrusted"));
+    assert!(out.record.redactions.iter().any(|r| r.rule_id == "aws-access-key-id"));
 }
 
 #[test]
@@ -288,7 +290,8 @@ fn the_host_refuses_a_tampered_result() {
     let s = sanitizer();
     let o = opts("x");
     let mut out = s.sanitize(b"hello", &o).unwrap();
-    let pack = s.default_pack();
+    let p = s.default_pack();
+    let pack = result_sanitizer::engine::Packs { platform: p, tenant: p };
     assert!(result_sanitizer::engine::validate(&o, &out, pack).is_ok());
     out.record.output_tokens = Some(9_999_999);
     assert!(result_sanitizer::engine::validate(&o, &out, pack).is_err(), "record no longer matches");
@@ -378,7 +381,8 @@ fn the_json_twin_gives_the_same_message() {
 #[test]
 fn the_host_recounts_tokens_and_keeps_text_out_of_the_record() {
     let s = sanitizer();
-    let pack = s.default_pack();
+    let p = s.default_pack();
+    let pack = result_sanitizer::engine::Packs { platform: p, tenant: p };
     let mut o = opts("x");
     o.max_tokens = Some(300);
     let input: String = (0..400).map(|i| format!("line {i} of a long build log\n")).collect();

@@ -48,7 +48,7 @@ fn every_refusal_is_distinct_typed_and_happens_before_compiling() {
     let key = SecretKey::generate();
     let other = SecretKey::generate();
     let p = pack("acme", "acme");
-    let signed = signing::sign(&p, &key, None).unwrap();
+    let signed = signing::sign(&p, &key, None, &[]).unwrap();
     let pol = policy(&[&key]);
     assert!(signing::verify(&signed, &pol, Some("acme"), now()).is_ok());
 
@@ -73,7 +73,7 @@ fn every_refusal_is_distinct_typed_and_happens_before_compiling() {
         Err(Refusal::Tampered(_) | Refusal::Malformed(_))
     ));
     // untrusted key
-    let by_other = signing::sign(&p, &other, None).unwrap();
+    let by_other = signing::sign(&p, &other, None, &[]).unwrap();
     assert!(matches!(signing::verify(&by_other, &pol, Some("acme"), now()), Err(Refusal::UntrustedKey { .. })));
     // another tenant
     assert_eq!(
@@ -81,7 +81,7 @@ fn every_refusal_is_distinct_typed_and_happens_before_compiling() {
         Refusal::WrongTenant { scope: "acme".into(), tenant: "globex".into() }
     );
     // expired
-    let exp = signing::sign(&p, &key, Some("2026-01-01T00:00:00Z")).unwrap();
+    let exp = signing::sign(&p, &key, Some("2026-01-01T00:00:00Z"), &[]).unwrap();
     assert!(matches!(signing::verify(&exp, &pol, Some("acme"), now()), Err(Refusal::Expired { .. })));
     let later = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000); // 2023
     assert!(signing::verify(&exp, &pol, Some("acme"), later).is_ok());
@@ -90,7 +90,7 @@ fn every_refusal_is_distinct_typed_and_happens_before_compiling() {
     let tail = m.append_to(Vec::new()).len();
     let mut old = m.clone();
     old.wit_version = "9.9.9".into();
-    let wrong_wit = signing::sign(&old.append_to(p[..p.len() - tail].to_vec()), &key, None).unwrap();
+    let wrong_wit = signing::sign(&old.append_to(p[..p.len() - tail].to_vec()), &key, None, &[]).unwrap();
     assert_eq!(
         signing::verify(&wrong_wit, &pol, Some("acme"), now()).unwrap_err(),
         Refusal::IncompatibleWit { found: "9.9.9".into() }
@@ -126,10 +126,10 @@ fn several_trusted_keys_for_rotation() {
     let p = pack("acme", "acme");
     let pol = policy(&[&k1, &k2]);
     for k in [&k1, &k2] {
-        assert!(signing::verify(&signing::sign(&p, k, None).unwrap(), &pol, Some("acme"), now()).is_ok());
+        assert!(signing::verify(&signing::sign(&p, k, None, &[]).unwrap(), &pol, Some("acme"), now()).is_ok());
     }
     // Re-signing replaces the old signature.
-    let twice = signing::sign(&signing::sign(&p, &k1, None).unwrap(), &k2, None).unwrap();
+    let twice = signing::sign(&signing::sign(&p, &k1, None, &[]).unwrap(), &k2, None, &[]).unwrap();
     assert_eq!(signing::read_signature(&twice).unwrap().unwrap().key_id, k2.public().key_id());
 }
 
@@ -138,8 +138,9 @@ fn registry_scopes_packs_caches_compiles_and_keeps_the_good_pack_on_a_bad_update
     let key = SecretKey::generate();
     let dir = tmpdir("registry");
     let cache = tmpdir("cache");
-    std::fs::write(dir.join("acme.wasm"), signing::sign(&pack("acme", "acme"), &key, None).unwrap()).unwrap();
-    std::fs::write(dir.join("globex.wasm"), signing::sign(&pack("globex", "globex"), &key, None).unwrap()).unwrap();
+    std::fs::write(dir.join("acme.wasm"), signing::sign(&pack("acme", "acme"), &key, None, &[]).unwrap()).unwrap();
+    std::fs::write(dir.join("globex.wasm"), signing::sign(&pack("globex", "globex"), &key, None, &[]).unwrap())
+        .unwrap();
     let s = Arc::new(Sanitizer::new(Limits::default()).unwrap());
     let cfg = RegistryConfig { dir: dir.clone(), policy: policy(&[&key]), cache_dir: Some(cache.clone()), capacity: 1 };
     let reg = Registry::open(s.clone(), cfg.clone()).unwrap();
@@ -164,15 +165,15 @@ fn registry_scopes_packs_caches_compiles_and_keeps_the_good_pack_on_a_bad_update
     assert!(reg2.sanitize("acme", input.as_bytes(), &o).unwrap().message.contains("[REDACTED:acme-token]"));
 
     // A refused update leaves the previous good pack active.
-    let mut bad = signing::sign(&pack("acme", "zzz"), &key, None).unwrap();
+    let mut bad = signing::sign(&pack("acme", "zzz"), &key, None, &[]).unwrap();
     let n = bad.len();
     bad[n / 2] ^= 0x55;
     assert!(reg.update("acme", &bad).is_err());
-    let expired = signing::sign(&pack("acme", "zzz"), &key, Some("2020-01-01T00:00:00Z")).unwrap();
+    let expired = signing::sign(&pack("acme", "zzz"), &key, Some("2020-01-01T00:00:00Z"), &[]).unwrap();
     assert!(matches!(reg.update("acme", &expired), Err(Error::Refused(Refusal::Expired { .. }))));
     assert!(reg.sanitize("acme", input.as_bytes(), &o).unwrap().message.contains("[REDACTED:acme-token]"));
     // A good update takes over.
-    reg.update("acme", &signing::sign(&pack("acme", "zzz"), &key, None).unwrap()).unwrap();
+    reg.update("acme", &signing::sign(&pack("acme", "zzz"), &key, None, &[]).unwrap()).unwrap();
     let a2 = reg.sanitize("acme", b"zzz_0123456789abcdef0123456789abcdef", &o).unwrap().message;
     assert!(a2.contains("[REDACTED:acme-token]"));
 }
@@ -198,8 +199,8 @@ fn a_trap_in_one_tenants_pack_does_not_touch_another() {
     let id = rf.identity(None, None, None).unwrap();
     let body = vec![I::Loop(BlockType::Empty), I::Br(0), I::End, I::Unreachable, I::End];
     let hostile = pack_build::build_with_code(&rf, &id, Some(DetectCode { locals: vec![], body })).unwrap();
-    std::fs::write(dir.join("evil.wasm"), signing::sign(&hostile, &key, None).unwrap()).unwrap();
-    std::fs::write(dir.join("acme.wasm"), signing::sign(&pack("acme", "acme"), &key, None).unwrap()).unwrap();
+    std::fs::write(dir.join("evil.wasm"), signing::sign(&hostile, &key, None, &[]).unwrap()).unwrap();
+    std::fs::write(dir.join("acme.wasm"), signing::sign(&pack("acme", "acme"), &key, None, &[]).unwrap()).unwrap();
     let s = Arc::new(Sanitizer::new(Limits { pack_fuel: 10_000_000, ..Limits::default() }).unwrap());
     let reg = Registry::open(s, RegistryConfig { dir, policy: policy(&[&key]), cache_dir: None, capacity: 8 }).unwrap();
     let o = common::opts("x");
@@ -228,7 +229,8 @@ fn a_pack_with_code_from_the_rust_template() {
     let m = Manifest::read(&wasm).unwrap().unwrap();
     assert!(m.has_detect && m.tenant == "acme" && m.name == "acme-code");
     let key = SecretKey::generate();
-    let pack = s.load_pack(&signing::sign(&wasm, &key, None).unwrap(), &policy(&[&key]), Some("acme"), None).unwrap();
+    let pack =
+        s.load_pack(&signing::sign(&wasm, &key, None, &[]).unwrap(), &policy(&[&key]), Some("acme"), None).unwrap();
     let head = "acme_live_ABCDEFGHIJKLMNOPQRSTUVWX";
     let good = format!("{head}{:08x}", crc32(head.as_bytes()));
     let bad = format!("{head}deadbeef");
@@ -252,7 +254,7 @@ fn crc32(data: &[u8]) -> u32 {
 #[test]
 fn no_single_byte_change_of_a_signed_pack_is_accepted_or_panics() {
     let key = SecretKey::generate();
-    let signed = signing::sign(&pack("acme", "acme"), &key, None).unwrap();
+    let signed = signing::sign(&pack("acme", "acme"), &key, None, &[]).unwrap();
     let pol = policy(&[&key]);
     for i in 0..signed.len() {
         let mut t = signed.clone();

@@ -37,7 +37,7 @@ var (
 	RuleSet = &Type{Kind: Record, Name: "rule-set", Fields: []Field{
 		{"rules", &Type{Kind: List, Elem: Rule}}, {"allow-regexes", strList}, {"stopwords", strList},
 		{"path-roots", strList}, {"budgets", &Type{Kind: List, Elem: BudgetOverride}}, {"lenient-tools", strList},
-		{"generic", GenericValues},
+		{"generic", GenericValues}, {"relax", strList},
 	}}
 	// Finding is `finding`.
 	Finding = &Type{Kind: Record, Name: "finding", Fields: []Field{

@@ -3,11 +3,14 @@
 //
 // # Model
 //
-// The pipeline and a rule pack are core modules (taken out of their
-// component files), each in its own wazero runtime with its own memory
-// cap. The pipeline's four `rule-pack` imports are Go functions that call
-// the pack's exports and copy values between the two memories through the
-// canonical ABI (abi.go). Calls go through the pipeline's JSON twin
+// The pipeline and the rule packs are core modules (taken out of their
+// component files), the pipeline in one wazero runtime and the packs in
+// another, each memory under its own cap. The pipeline imports two packs:
+// `platform` (the platform's floor, Config.PlatformPack) and `rule-pack`
+// (the tenant's); each import's four functions are Go functions that call
+// that pack's exports and copy values between the memories through the
+// canonical ABI (abi.go). A tenant rule set's `relax` keeps only the ids
+// in Config.MayRelax; the platform's is emptied. Calls go through the pipeline's JSON twin
 // (`sanitize-json`, `effective-budget-json`, `drain-json`): strings in,
 // strings out.
 // Every call runs under a context deadline; after a deadline or a trap the
@@ -30,6 +33,7 @@ import (
 
 const (
 	rulePack  = "result-sanitizer:core/rule-pack@0.1.0"
+	platformI = "result-sanitizer:core/platform@0.1.0"
 	pipelineI = "result-sanitizer:core/result-sanitizer@0.1.0"
 )
 
@@ -45,6 +49,15 @@ type Config struct {
 	// that starts per call compiles the 8 MB pipeline once, not each
 	// time). Empty: no cache.
 	CacheDir string
+	// PlatformPack is the platform's pack component, whose rules apply
+	// whatever the tenant's pack says. Nil: the pack given to New is the
+	// platform's too (and so the whole policy); give the default pack here
+	// when New gets a tenant's pack.
+	PlatformPack []byte
+	// MayRelax lists the platform rule ids the tenant pack may turn off:
+	// the `may_relax` of its verified signature. Ids in its `relax` that
+	// are not here are dropped.
+	MayRelax []string
 }
 
 func (l Config) withDefaults() Config {
@@ -85,8 +98,10 @@ type Sanitizer struct {
 	packRT   wazero.Runtime
 	pipeMod  wazero.CompiledModule
 	packMod  wazero.CompiledModule
-	pipeline api.Module // nil: instantiate before the next call
+	platMod  wazero.CompiledModule // nil: packMod serves as the platform's
+	pipeline api.Module            // nil: instantiate before the next call
 	pack     api.Module
+	platform api.Module // the platform pack's instance (pack when the same)
 }
 
 // New compiles the pipeline and pack components (.wasm bytes).
@@ -124,6 +139,20 @@ func New(ctx context.Context, pipelineComponent, packComponent []byte, limits Co
 		s.Close(ctx)
 		return nil, errors.New("rule pack: packs may import nothing")
 	}
+	if limits.PlatformPack != nil {
+		platCore, err := CoreModule(limits.PlatformPack)
+		if err == nil {
+			s.platMod, err = s.packRT.CompileModule(ctx, platCore)
+		}
+		if err != nil {
+			s.Close(ctx)
+			return nil, fmt.Errorf("platform pack: %w", err)
+		}
+		if len(s.platMod.ImportedFunctions()) > 0 || len(s.platMod.ImportedMemories()) > 0 {
+			s.Close(ctx)
+			return nil, errors.New("platform pack: packs may import nothing")
+		}
+	}
 	if err := s.defineImports(ctx); err != nil {
 		s.Close(ctx)
 		return nil, err
@@ -152,8 +181,15 @@ func (s *Sanitizer) instantiate(ctx context.Context) error {
 	if s.pack, err = s.packRT.InstantiateModule(ctx, s.packMod, mc); err != nil {
 		return fmt.Errorf("rule pack: %w", err)
 	}
+	s.platform = s.pack
+	if s.platMod != nil {
+		if s.platform, err = s.packRT.InstantiateModule(ctx, s.platMod, mc); err != nil {
+			s.pack.Close(ctx)
+			return fmt.Errorf("platform pack: %w", err)
+		}
+	}
 	if s.pipeline, err = s.pipeRT.InstantiateModule(ctx, s.pipeMod, mc); err != nil {
-		s.pack.Close(ctx)
+		s.drop(ctx)
 		return fmt.Errorf("pipeline: %w", err)
 	}
 	return nil
@@ -163,10 +199,13 @@ func (s *Sanitizer) drop(ctx context.Context) {
 	if s.pipeline != nil {
 		s.pipeline.Close(ctx)
 	}
+	if s.platform != nil && s.platform != s.pack {
+		s.platform.Close(ctx)
+	}
 	if s.pack != nil {
 		s.pack.Close(ctx)
 	}
-	s.pipeline, s.pack = nil, nil
+	s.pipeline, s.pack, s.platform = nil, nil, nil
 }
 
 func side(ctx context.Context, m api.Module) Side {
@@ -183,10 +222,10 @@ func side(ctx context.Context, m api.Module) Side {
 	}}
 }
 
-// callPack calls a pack export returning a value of type t through a
-// return area, and copies the value to the pipeline at dst.
-func (s *Sanitizer) callPack(ctx context.Context, pipe api.Module, name string, t *Type, dst uint32, args ...uint64) {
-	f := s.pack.ExportedFunction(rulePack + "#" + name)
+// callPack calls export `name` of pack instance pk, returning a value of
+// type t through a return area, and copies the value to the pipeline at dst.
+func callPack(ctx context.Context, pk, pipe api.Module, name string, t *Type, dst uint32, args ...uint64) {
+	f := pk.ExportedFunction(rulePack + "#" + name)
 	if f == nil {
 		panic(fmt.Errorf("rule pack has no export %s", name))
 	}
@@ -194,28 +233,71 @@ func (s *Sanitizer) callPack(ctx context.Context, pipe api.Module, name string, 
 	if err != nil {
 		panic(err)
 	}
-	if err := Copy(t, side(ctx, s.pack), uint32(r[0]), side(ctx, pipe), dst); err != nil {
+	if err := Copy(t, side(ctx, pk), uint32(r[0]), side(ctx, pipe), dst); err != nil {
 		panic(fmt.Errorf("rule pack %s returned a bad value: %w", name, err))
 	}
-	if post := s.pack.ExportedFunction("cabi_post_" + rulePack + "#" + name); post != nil {
+	if post := pk.ExportedFunction("cabi_post_" + rulePack + "#" + name); post != nil {
 		if _, err := post.Call(ctx, r[0]); err != nil {
 			panic(err)
 		}
 	}
 }
 
-// defineImports links the pipeline's rule-pack imports to the pack.
+// keepRelax rewrites, in the pipeline's memory, the `relax` list of the
+// rule set at rs to the ids in allowed (order kept).
+func keepRelax(m api.Module, rs uint32, allowed []string) {
+	at := rs + RuleSet.Offsets()[len(RuleSet.Fields)-1]
+	mem := m.Memory()
+	ptr, ok1 := mem.ReadUint32Le(at)
+	n, ok2 := mem.ReadUint32Le(at + 4)
+	if !ok1 || !ok2 {
+		panic(errors.New("rules: relax list out of bounds"))
+	}
+	kept := uint32(0)
+	for i := uint32(0); i < n; i++ {
+		pair, ok := mem.Read(ptr+8*i, 8)
+		if !ok {
+			panic(errors.New("rules: relax entry out of bounds"))
+		}
+		id, ok := mem.Read(binary.LittleEndian.Uint32(pair), binary.LittleEndian.Uint32(pair[4:]))
+		if !ok {
+			panic(errors.New("rules: relax id out of bounds"))
+		}
+		for _, a := range allowed {
+			if a == string(id) {
+				mem.Write(ptr+8*kept, append([]byte(nil), pair...))
+				kept++
+				break
+			}
+		}
+	}
+	mem.WriteUint32Le(at+4, kept)
+}
+
+// defineImports links the pipeline's `platform` import to the platform
+// pack and its `rule-pack` import to the tenant's.
 func (s *Sanitizer) defineImports(ctx context.Context) error {
+	if err := s.definePack(ctx, platformI, func() api.Module { return s.platform }, nil); err != nil {
+		return err
+	}
+	return s.definePack(ctx, rulePack, func() api.Module { return s.pack }, s.limits.MayRelax)
+}
+
+// definePack defines host module `name`: the four rule-pack functions,
+// forwarded to the instance pk returns; a rule set's `relax` keeps only
+// the ids in relax.
+func (s *Sanitizer) definePack(ctx context.Context, name string, pk func() api.Module, relax []string) error {
 	i32 := api.ValueTypeI32
-	b := s.pipeRT.NewHostModuleBuilder(rulePack)
+	b := s.pipeRT.NewHostModuleBuilder(name)
 	b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, st []uint64) {
-		s.callPack(ctx, m, "info", PackInfo, uint32(st[0]))
+		callPack(ctx, pk(), m, "info", PackInfo, uint32(st[0]))
 	}), []api.ValueType{i32}, nil).Export("info")
 	b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, st []uint64) {
-		s.callPack(ctx, m, "rules", RuleSet, uint32(st[0]))
+		callPack(ctx, pk(), m, "rules", RuleSet, uint32(st[0]))
+		keepRelax(m, uint32(st[0]), relax)
 	}), []api.ValueType{i32}, nil).Export("rules")
 	b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, st []uint64) {
-		r, err := s.pack.ExportedFunction(rulePack + "#has-detect").Call(ctx)
+		r, err := pk().ExportedFunction(rulePack + "#has-detect").Call(ctx)
 		if err != nil {
 			panic(err)
 		}
@@ -231,17 +313,18 @@ func (s *Sanitizer) defineImports(ctx context.Context) error {
 		if !m.Memory().Write(ret, hdr) {
 			panic(errors.New("detect: return area out of bounds"))
 		}
-		pk := side(ctx, s.pack)
-		scratch, err := pk.Alloc(4, 8)
+		p := pk()
+		ps := side(ctx, p)
+		scratch, err := ps.Alloc(4, 8)
 		if err != nil {
 			panic(err)
 		}
-		if err := Copy(str, side(ctx, m), ret, pk, scratch); err != nil {
+		if err := Copy(str, side(ctx, m), ret, ps, scratch); err != nil {
 			panic(err)
 		}
-		p, _ := s.pack.Memory().ReadUint32Le(scratch)
-		n, _ := s.pack.Memory().ReadUint32Le(scratch + 4)
-		s.callPack(ctx, m, "detect", Findings, ret, uint64(p), uint64(n))
+		ptr, _ := p.Memory().ReadUint32Le(scratch)
+		n, _ := p.Memory().ReadUint32Le(scratch + 4)
+		callPack(ctx, p, m, "detect", Findings, ret, uint64(ptr), uint64(n))
 	}), []api.ValueType{i32, i32, i32}, nil).Export("detect")
 	_, err := b.Instantiate(ctx)
 	return err

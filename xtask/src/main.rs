@@ -188,9 +188,22 @@ fn edge(root: &Path, pack: Option<PathBuf>) -> Result<()> {
     let pack = pack.unwrap_or_else(|| components.join("default-pack.wasm"));
     let out_dir = root.join("target/edge");
     std::fs::create_dir_all(&out_dir)?;
-    let config = wasm_compose::config::Config {
+    // One pack instance serves both of the pipeline's pack imports: the
+    // platform's floor and the tenant's pack are the same (the pipeline
+    // counts its rules once).
+    use result_sanitizer::wit::{PLATFORM_INTERFACE, RULE_PACK_INTERFACE};
+    use wasm_compose::config::{Config, Dependency, Instantiation, InstantiationArg};
+    let arg = || InstantiationArg { instance: "pack".into(), export: Some(RULE_PACK_INTERFACE.into()) };
+    let root = Instantiation {
+        dependency: None,
+        arguments: [(PLATFORM_INTERFACE.to_string(), arg()), (RULE_PACK_INTERFACE.to_string(), arg())]
+            .into_iter()
+            .collect(),
+    };
+    let config = Config {
         dir: components.clone(),
-        definitions: vec![pack.clone()],
+        dependencies: [("pack".to_string(), Dependency { path: pack.clone() })].into_iter().collect(),
+        instantiations: [("root".to_string(), root)].into_iter().collect(),
         disallow_imports: true,
         ..Default::default()
     };

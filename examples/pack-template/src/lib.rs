@@ -80,6 +80,7 @@ impl Guest for AcmePack {
                 code_min_entropy: 0.0,
                 code_min_classes: 0,
             },
+            relax: vec![],
         }
     }
 

@@ -1,5 +1,5 @@
 //! The component glue: exports backed by the pipeline, rules backed by the
-//! imported `rule-pack` interface. Nothing else lives here.
+//! imported `platform` and `rule-pack` interfaces. Nothing else lives here.
 
 use std::sync::OnceLock;
 
@@ -9,9 +9,28 @@ use crate::api::{
 };
 use crate::pack::{CompiledPack, RuleSource};
 use crate::pack_api::{self, Finding, PackInfo, RuleSet};
+use crate::platform_api;
 
-/// The imported pack, as a [`RuleSource`].
+/// The imported tenant pack, as a [`RuleSource`].
 struct ImportedPack;
+
+/// The imported platform pack, as a [`RuleSource`].
+struct ImportedPlatform;
+
+impl RuleSource for ImportedPlatform {
+    fn info(&self) -> PackInfo {
+        platform_api::info()
+    }
+    fn rules(&self) -> RuleSet {
+        platform_api::rules()
+    }
+    fn has_detect(&self) -> bool {
+        platform_api::has_detect()
+    }
+    fn detect(&self, text: &str) -> Vec<Finding> {
+        platform_api::detect(text)
+    }
+}
 
 impl RuleSource for ImportedPack {
     fn info(&self) -> PackInfo {
@@ -28,10 +47,13 @@ impl RuleSource for ImportedPack {
     }
 }
 
-/// Compiled once per instance; an instance serves one pack.
+/// Compiled once per instance; an instance serves one platform pack and
+/// one tenant pack.
 fn pack() -> Result<&'static CompiledPack, SanitizeError> {
     static PACK: OnceLock<Result<CompiledPack, SanitizeError>> = OnceLock::new();
-    PACK.get_or_init(|| CompiledPack::new(Box::new(ImportedPack))).as_ref().map_err(Clone::clone)
+    PACK.get_or_init(|| CompiledPack::layered(Box::new(ImportedPlatform), Box::new(ImportedPack)))
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 struct Component;

@@ -13,10 +13,10 @@ use serde_json::Value;
 use crate::api::{Budget, ContentClass, Options, Span, Stage, Strategy, StructureCuts};
 use crate::markup::marker::{self, Recall, Totals};
 use crate::markup::notice;
-use crate::record::{no_cuts, Counts, RecordBuilder};
+use crate::record::{no_cuts, RecordBuilder};
 use crate::stages::char_budget::{self, Cut};
 use crate::stages::token_budget;
-use crate::stages::wrap::{Rendered, Renderer};
+use crate::stages::wrap::{FinalPass, Rendered, Renderer};
 use crate::strategies::records::{self, Records};
 use crate::strategies::{error_lines, json};
 use crate::support::located::Located;
@@ -39,8 +39,8 @@ pub(crate) struct Outcome {
     pub kept: Vec<Span>,
     /// See `kept`.
     pub omitted: Vec<Span>,
-    /// Replacements made by the final pass.
-    pub final_counts: Counts,
+    /// What the final pass replaced and left alone.
+    pub final_counts: FinalPass,
 }
 
 /// The text to fit and how it is rendered.
@@ -143,8 +143,7 @@ fn json_structure(f: &Fit, record: &mut RecordBuilder) -> Option<Outcome> {
             return None;
         }
         // The final redaction must leave the document valid.
-        let mut counts = Counts::new();
-        let doc = r.pass.redact_text(&doc, &mut counts);
+        let (doc, counts) = FinalPass::run(&r.pass, &doc);
         serde_json::from_str::<Value>(&doc).ok()?;
         let framed = crate::markup::frame::frame(f.opts, r.error_line, &doc);
         let tokens = f.tok.count_within(&framed, f.token_budget as usize)?;

@@ -108,8 +108,8 @@ pub(crate) struct Rendered {
     pub text: String,
     /// The cut applied (moved out of replacement strings).
     pub cut: Cut,
-    /// Replacements made by the final pass.
-    pub final_counts: Counts,
+    /// What the final pass replaced and left alone.
+    pub final_counts: FinalPass,
     /// Error lines of the omitted middle shown.
     pub error_lines: u64,
 }
@@ -136,12 +136,27 @@ impl Renderer<'_> {
     }
 }
 
+/// What the final redaction pass of a render did.
+#[derive(Default)]
+pub(crate) struct FinalPass {
+    /// Replacements by rule.
+    pub counts: Counts,
+    /// Findings dropped because they overlapped the pipeline's markup.
+    pub markup_kept: u32,
+}
+
+impl FinalPass {
+    /// The final pass over `text` (see `Pass::redact_final`).
+    pub(crate) fn run(pass: &Pass, text: &str) -> (String, Self) {
+        let mut counts = Counts::new();
+        let (text, markup_kept) = pass.redact_final(text, &mut counts);
+        (text, Self { counts, markup_kept })
+    }
+}
+
 /// `inner` framed, with the final redaction pass over the whole text.
-pub(crate) fn finish(opts: &Options, pass: &Pass, error_line: Option<&str>, inner: &str) -> (String, Counts) {
-    let framed = frame::frame(opts, error_line, inner);
-    let mut counts = Counts::new();
-    let text = pass.redact_text(&framed, &mut counts);
-    (text, counts)
+pub(crate) fn finish(opts: &Options, pass: &Pass, error_line: Option<&str>, inner: &str) -> (String, FinalPass) {
+    FinalPass::run(pass, &frame::frame(opts, error_line, inner))
 }
 
 #[cfg(test)]

@@ -1,7 +1,10 @@
-//! The pipeline's `rule-pack` imports, forwarded to the pack instance.
+//! The pipeline's `platform` and `rule-pack` imports, forwarded to the pack
+//! instances.
 //!
-//! The pipeline imports `rule-pack`; the host satisfies that import with
-//! host functions that call the pack instance living in the same store.
+//! The pipeline imports `platform` (the platform pack) and `rule-pack` (the
+//! tenant's pack); the host satisfies both with host functions that call
+//! the pack instances living in the same store (one instance for both when
+//! no tenant pack is given).
 //! Going through the host, rather than linking the two components
 //! directly, is what lets each pack call run under the pack's own fuel
 //! (and, through `Host::in_pack`, its own memory cap), lets the host record
@@ -9,43 +12,62 @@
 //! pack returns before the pipeline ever sees it: a rule set over
 //! [`Limits::rule_set_bytes`](crate::Limits::rule_set_bytes), or more than
 //! [`MAX_FINDINGS`] findings, unwinds the call as [`Error::TooLarge`](crate::Error::TooLarge).
+//!
+//! It is also where policy that only the host can know is applied: a
+//! tenant rule set's `relax` keeps only the ids its platform-signed
+//! manifest grants (`may-relax`), and the platform's own `relax` is
+//! emptied (it has no one to relax for).
 
 use wasmtime::component::Linker;
 use wasmtime::error::Context as _;
 use wasmtime::StoreContextMut;
 
-use super::store::Host;
+use super::store::{Host, Which};
 use crate::bindings::pack::exports::result_sanitizer::core::rule_pack as pk;
 use crate::bindings::pack::Pack;
 use crate::error::Guest;
-use crate::wit::RULE_PACK_INTERFACE;
+use crate::wit::{PLATFORM_INTERFACE, RULE_PACK_INTERFACE};
 
 /// Most findings one `detect` call may return.
 const MAX_FINDINGS: usize = 1_000_000;
 
-/// Host functions that forward the pipeline's `rule-pack` imports to the
-/// pack instance in the same store, under the pack's fuel budget.
+/// Host functions that forward the pipeline's `platform` and `rule-pack`
+/// imports to the pack instances in the same store, under the pack's fuel
+/// budget.
 pub(super) fn define_pack_forwarders(linker: &mut Linker<Host>) -> wasmtime::Result<()> {
-    let mut inst = linker.instance(RULE_PACK_INTERFACE)?;
-    inst.func_wrap("info", |mut s: StoreContextMut<'_, Host>, (): ()| {
-        let r = in_pack(&mut s, |s, p| p.result_sanitizer_core_rule_pack().call_info(s))?;
+    define(linker, PLATFORM_INTERFACE, Which::Platform)?;
+    define(linker, RULE_PACK_INTERFACE, Which::Tenant)
+}
+
+fn define(linker: &mut Linker<Host>, interface: &str, which: Which) -> wasmtime::Result<()> {
+    let mut inst = linker.instance(interface)?;
+    inst.func_wrap("info", move |mut s: StoreContextMut<'_, Host>, (): ()| {
+        let r = in_pack(&mut s, which, |s, p| p.result_sanitizer_core_rule_pack().call_info(s))?;
         Ok((r,))
     })?;
-    inst.func_wrap("rules", |mut s: StoreContextMut<'_, Host>, (): ()| {
-        let r = in_pack(&mut s, |s, p| p.result_sanitizer_core_rule_pack().call_rules(s))?;
+    inst.func_wrap("rules", move |mut s: StoreContextMut<'_, Host>, (): ()| {
+        let mut r = in_pack(&mut s, which, |s, p| p.result_sanitizer_core_rule_pack().call_rules(s))?;
         let limit = s.data().limits.rule_set_bytes;
         let size = rule_set_bytes(&r);
         if size > limit {
             return Err(too_large(&mut s, "a rule set", size, limit));
         }
+        match which {
+            Which::Platform => r.relax.clear(),
+            Which::Tenant => {
+                let grant = s.data().grant.clone();
+                r.relax.retain(|id| grant.contains(id));
+            }
+        }
         Ok((r,))
     })?;
-    inst.func_wrap("has-detect", |mut s: StoreContextMut<'_, Host>, (): ()| {
-        let r = in_pack(&mut s, |s, p| p.result_sanitizer_core_rule_pack().call_has_detect(s))?;
+    inst.func_wrap("has-detect", move |mut s: StoreContextMut<'_, Host>, (): ()| {
+        let r = in_pack(&mut s, which, |s, p| p.result_sanitizer_core_rule_pack().call_has_detect(s))?;
         Ok((r,))
     })?;
-    inst.func_wrap("detect", |mut s: StoreContextMut<'_, Host>, (text,): (String,)| {
-        let r: Vec<pk::Finding> = in_pack(&mut s, |s, p| p.result_sanitizer_core_rule_pack().call_detect(s, &text))?;
+    inst.func_wrap("detect", move |mut s: StoreContextMut<'_, Host>, (text,): (String,)| {
+        let r: Vec<pk::Finding> =
+            in_pack(&mut s, which, |s, p| p.result_sanitizer_core_rule_pack().call_detect(s, &text))?;
         // Bound what a pack can make the pipeline process.
         if r.len() > MAX_FINDINGS {
             return Err(too_large(&mut s, "findings", r.len(), MAX_FINDINGS));
@@ -78,6 +100,7 @@ pub fn rule_set_bytes(r: &pk::RuleSet) -> usize {
         + strs(&r.path_roots)
         + strs(&r.lenient_tools)
         + strs(&r.generic.allow_regexes)
+        + strs(&r.relax)
 }
 
 /// Records that the pack broke a size limit and returns the trap that
@@ -94,9 +117,15 @@ fn too_large(s: &mut StoreContextMut<'_, Host>, what: &'static str, size: usize,
 /// pipeline's remaining fuel afterwards.
 fn in_pack<R>(
     s: &mut StoreContextMut<'_, Host>,
+    which: Which,
     f: impl FnOnce(&mut StoreContextMut<'_, Host>, &Pack) -> wasmtime::Result<R>,
 ) -> wasmtime::Result<R> {
-    let pack = s.data().pack.clone().context("no pack linked")?;
+    let linked = match which {
+        Which::Platform => s.data().platform.as_ref(),
+        Which::Tenant => s.data().tenant.as_ref(),
+    };
+    let (pack, name) = linked.map(|l| (l.pack.clone(), l.name.clone())).context("no pack linked")?;
+    s.data_mut().pack_name = name;
     let outer = s.get_fuel()?;
     let pack_fuel = s.data().limits.pack_fuel;
     s.set_fuel(pack_fuel)?;

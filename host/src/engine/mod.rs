@@ -52,7 +52,7 @@ pub use config::{engine_config, new_engine};
 pub use forward::rule_set_bytes;
 pub use packs::LoadedPack;
 pub use store::Host;
-pub use validate::{validate, validate_with};
+pub use validate::{validate, validate_with, Packs};
 
 use crate::bindings::pipeline::exports::result_sanitizer::core::result_sanitizer as api;
 use crate::digest::sha256_hex;
@@ -77,6 +77,8 @@ pub struct Sanitizer {
     pipeline_pre: wasmtime::component::InstancePre<Host>,
     limits: Limits,
     default_pack: Arc<LoadedPack>,
+    /// The platform's floor, served with every tenant pack.
+    platform: Arc<LoadedPack>,
     stop_ticker: Arc<AtomicBool>,
     peak: Arc<AtomicUsize>,
     metrics: Metrics,
@@ -133,11 +135,13 @@ impl Sanitizer {
             }
         };
         let pipeline_pre = linker.instantiate_pre(&pipeline).map_err(load_err("pipeline"))?;
+        let pack = Arc::new(pack);
         Ok(Self {
             engine,
             pipeline_pre,
             limits,
-            default_pack: Arc::new(pack),
+            platform: pack.clone(),
+            default_pack: pack,
             stop_ticker,
             peak: Default::default(),
             metrics: Metrics::default(),
@@ -158,6 +162,24 @@ impl Sanitizer {
     /// The default pack.
     pub fn default_pack(&self) -> &Arc<LoadedPack> {
         &self.default_pack
+    }
+
+    /// Serves `pack` as the platform's floor from now on: its rules apply
+    /// to every call, whatever the tenant's pack (see the WIT's `platform`
+    /// interface). Without this the default pack is the platform's. The
+    /// platform pack is the operator's own choice, so its signature is not
+    /// required here (load it with [`Self::load_pack`] to check one).
+    pub fn set_platform_pack(&mut self, pack: Arc<LoadedPack>) {
+        self.platform = pack;
+    }
+
+    /// The platform pack.
+    pub fn platform_pack(&self) -> &Arc<LoadedPack> {
+        &self.platform
+    }
+
+    fn packs<'a>(&'a self, tenant: &'a LoadedPack) -> Packs<'a> {
+        Packs { platform: &self.platform, tenant }
     }
 
     /// Largest linear memory any pipeline instance of this sanitizer has
@@ -184,7 +206,7 @@ impl Sanitizer {
         let r = self
             .with_live(pack, |s, p| p.result_sanitizer_core_result_sanitizer().call_sanitize(s, input, opts))
             .and_then(|r| r.map_err(guest_error))
-            .and_then(|out| validate_with(opts, &out, pack, self.recount).map(|()| out));
+            .and_then(|out| validate_with(opts, &out, self.packs(pack), self.recount).map(|()| out));
         self.count(&pack.manifest.name, r)
     }
 
@@ -214,7 +236,7 @@ impl Sanitizer {
         let mut granted = 0u64;
         let mut out = Vec::with_capacity(results.len());
         for (r, input) in results.into_iter().zip(inputs) {
-            let r = validate::round_result(r, &input.options, pack, self.recount).map(|(s, tokens)| {
+            let r = validate::round_result(r, &input.options, self.packs(pack), self.recount).map(|(s, tokens)| {
                 granted += tokens;
                 s
             });

@@ -38,6 +38,8 @@ pub struct LoadedPack {
     pub(super) pre: Prepared,
     pub(super) manifest: Manifest,
     pub(super) sha256: String,
+    /// Platform rule ids its platform-signed manifest lets it relax.
+    pub(super) grant: std::sync::Arc<[String]>,
     pub(super) pool: Mutex<Vec<Live>>,
 }
 
@@ -55,6 +57,11 @@ impl LoadedPack {
     /// sha256 of the pack's wasm bytes, hex.
     pub fn sha256(&self) -> &str {
         &self.sha256
+    }
+    /// Platform rule ids this pack may turn off (`may-relax` in its
+    /// signed manifest; empty for an unsigned pack).
+    pub fn may_relax(&self) -> &[String] {
+        &self.grant
     }
 }
 
@@ -79,7 +86,9 @@ impl Sanitizer {
         let verified = signing::verify(wasm, policy, tenant, std::time::SystemTime::now())?;
         let sha = sha256_hex(wasm);
         let component = crate::registry::compile_cached(&self.engine, wasm, &sha, cache)?;
-        prepare_pack(&self.engine, verified.manifest, sha, component)
+        let mut pack = prepare_pack(&self.engine, verified.manifest, sha, component)?;
+        pack.grant = verified.signed.map(|m| m.may_relax).unwrap_or_default().into();
+        Ok(pack)
     }
 
     /// Turns a core module built with wit-bindgen for the `pack` world (the
@@ -195,5 +204,5 @@ pub(super) fn prepare_pack(
     }
     let pack_linker: Linker<Host> = Linker::new(engine);
     let pre = pack_linker.instantiate_pre(&component).map_err(load_err("rule pack"))?;
-    Ok(LoadedPack { pre: Prepared { pre }, manifest, sha256, pool: Mutex::new(Vec::new()) })
+    Ok(LoadedPack { pre: Prepared { pre }, manifest, sha256, grant: Vec::new().into(), pool: Mutex::new(Vec::new()) })
 }

@@ -1,7 +1,9 @@
 //! Live instances, pooled per pack.
 //!
-//! A *live instance* is one `Store` holding a pack instance and a pipeline
-//! instance whose `rule-pack` imports forward to that pack instance. It is
+//! A *live instance* is one `Store` holding the platform pack's instance,
+//! the tenant pack's (the same instance when the tenant pack is the
+//! platform's), and a pipeline instance whose `platform` and `rule-pack`
+//! imports forward to them. It is
 //! worth keeping, because the pipeline builds its tokenizer tables once per
 //! instance; so each [`LoadedPack`] keeps a few idle ones. A call takes one
 //! (or makes one), and gives it back only if the call succeeded: after any
@@ -14,7 +16,7 @@ use wasmtime::Store;
 
 use super::classify::{classify, load_err};
 use super::packs::LoadedPack;
-use super::store::{ticks, Host};
+use super::store::{ticks, Host, Linked};
 use super::Sanitizer;
 use crate::bindings::pack::Pack;
 use crate::bindings::pipeline::Pipeline;
@@ -23,29 +25,44 @@ use crate::error::{Guest, Result};
 /// Most idle live instances kept per pack.
 const POOL_MAX: usize = 8;
 
-/// A store with a pack instance and the pipeline instance linked to it.
+/// A store with pack instances and the pipeline instance linked to them.
 pub(super) struct Live {
     store: Store<Host>,
     pipeline: Pipeline,
+    /// sha256 of the platform pack it was made with.
+    platform: String,
 }
 
 impl Sanitizer {
     fn new_live(&self, pack: &LoadedPack) -> Result<Live> {
         let mut store = Store::new(&self.engine, self.new_host(&pack.manifest.name));
         store.limiter(|h| h);
-        store.set_fuel(self.limits.pack_fuel).map_err(load_err("store"))?;
         store.set_epoch_deadline(ticks(self.limits.timeout));
         store.epoch_deadline_trap();
-        store.data_mut().in_pack = true;
-        let inst = pack.pre.pre.instantiate(&mut store);
-        store.data_mut().in_pack = false;
-        let inst = inst.map_err(|e| classify(e, &store, Guest::Pack(pack.manifest.name.clone())))?;
-        let bindings = Pack::new(&mut store, &inst).map_err(load_err("rule pack exports"))?;
-        store.data_mut().pack = Some(Arc::new(bindings));
+        let platform = &*self.platform;
+        let tenant = self.instantiate_pack(&mut store, pack)?;
+        let platform_inst =
+            if platform.sha256 == pack.sha256 { tenant.clone() } else { self.instantiate_pack(&mut store, platform)? };
+        let data = store.data_mut();
+        data.tenant = Some(Linked { pack: tenant, name: pack.manifest.name.clone() });
+        data.platform = Some(Linked { pack: platform_inst, name: platform.manifest.name.clone() });
+        data.grant = pack.grant.clone();
         store.set_fuel(self.limits.fuel).map_err(load_err("store"))?;
         let inst = self.pipeline_pre.instantiate(&mut store).map_err(|e| classify(e, &store, Guest::Pipeline))?;
         let pipeline = Pipeline::new(&mut store, &inst).map_err(load_err("pipeline exports"))?;
-        Ok(Live { store, pipeline })
+        Ok(Live { store, pipeline, platform: platform.sha256.clone() })
+    }
+
+    /// An instance of `pack` in `store`, made under the pack's fuel and
+    /// memory budget.
+    fn instantiate_pack(&self, store: &mut Store<Host>, pack: &LoadedPack) -> Result<Arc<Pack>> {
+        store.set_fuel(self.limits.pack_fuel).map_err(load_err("store"))?;
+        store.data_mut().pack_name = pack.manifest.name.clone();
+        store.data_mut().in_pack = true;
+        let inst = pack.pre.pre.instantiate(&mut *store);
+        store.data_mut().in_pack = false;
+        let inst = inst.map_err(|e| classify(e, store, Guest::Pack(pack.manifest.name.clone())))?;
+        Ok(Arc::new(Pack::new(&mut *store, &inst).map_err(load_err("rule pack exports"))?))
     }
 
     /// Runs `f` on a live instance of `pack`; drops the instance on error.
@@ -54,7 +71,8 @@ impl Sanitizer {
         pack: &LoadedPack,
         f: impl FnOnce(&mut Store<Host>, &Pipeline) -> wasmtime::Result<R>,
     ) -> Result<R> {
-        let live = pack.pool.lock().expect("pool lock").pop();
+        // An instance made with another platform pack is not reused.
+        let live = pack.pool.lock().expect("pool lock").pop().filter(|l| l.platform == self.platform.sha256);
         let mut live = match live {
             Some(l) => l,
             None => self.new_live(pack)?,

@@ -22,10 +22,30 @@ use crate::bindings::pack::Pack;
 use crate::error::Guest;
 use crate::limits::{Limits, TICK};
 
-/// Store data: limits state and the pack the pipeline's imports forward to.
+/// One pack instance the pipeline's imports forward to.
+pub(super) struct Linked {
+    pub(super) pack: Arc<Pack>,
+    pub(super) name: String,
+}
+
+/// Which of the pipeline's two pack imports a call is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Which {
+    /// `platform`: the platform pack.
+    Platform,
+    /// `rule-pack`: the tenant's pack.
+    Tenant,
+}
+
+/// Store data: limits state and the packs the pipeline's imports forward to.
 pub struct Host {
     pub(super) limits: Limits,
-    pub(super) pack: Option<Arc<Pack>>,
+    pub(super) platform: Option<Linked>,
+    pub(super) tenant: Option<Linked>,
+    /// Platform rule ids the tenant's signed manifest grants in `may-relax`:
+    /// the only ids kept in the tenant rule set's `relax`.
+    pub(super) grant: Arc<[String]>,
+    /// The pack being called, or last called (what a limit is blamed on).
     pub(super) pack_name: String,
     pub(super) in_pack: bool,
     /// Which guest hit a memory cap, if any.
@@ -65,7 +85,9 @@ impl Sanitizer {
     pub(super) fn new_host(&self, pack_name: &str) -> Host {
         Host {
             limits: self.limits,
-            pack: None,
+            platform: None,
+            tenant: None,
+            grant: Arc::from(Vec::new()),
             pack_name: pack_name.into(),
             in_pack: false,
             memory_hit: None,

@@ -18,13 +18,22 @@ use super::packs::LoadedPack;
 use crate::bindings::pipeline::exports::result_sanitizer::core::result_sanitizer as api;
 use crate::error::{Error, Result};
 
+/// The two packs a pipeline instance served a call with.
+#[derive(Clone, Copy)]
+pub struct Packs<'a> {
+    /// The platform pack.
+    pub platform: &'a LoadedPack,
+    /// The tenant's pack (the platform's, when there is none).
+    pub tenant: &'a LoadedPack,
+}
+
 /// Checks a pipeline result before the host passes it on: the message is
 /// JSON of the requested shape, the record inside it is the record
 /// returned, the model-visible text is within the budget the host asked
 /// for (recounted by the host when the byte length does not prove it), and
-/// the record names only the pack, its rules and stages of the WIT enum.
-pub fn validate(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPack) -> Result<()> {
-    validate_with(opts, out, pack, true)
+/// the record names only the packs, their rules and stages of the WIT enum.
+pub fn validate(opts: &api::Options, out: &api::Sanitized, packs: Packs<'_>) -> Result<()> {
+    validate_with(opts, out, packs, true)
 }
 
 /// [`validate`]; `recount` makes the host count the output's tokens itself
@@ -32,7 +41,8 @@ pub fn validate(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPack) ->
 /// for a pipeline loaded from bytes; the embedded pipeline was built with
 /// the host binary and is trusted as much as it (the recount would cost
 /// the CLI the ~100 ms of building tokenizer tables natively).
-pub fn validate_with(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPack, recount: bool) -> Result<()> {
+pub fn validate_with(opts: &api::Options, out: &api::Sanitized, packs: Packs<'_>, recount: bool) -> Result<()> {
+    let (pack, platform) = (packs.tenant, packs.platform);
     let bad = |m: &str| Err(Error::InvalidOutput(m.into()));
     let v: serde_json::Value = match serde_json::from_str(&out.message) {
         Ok(v) => v,
@@ -69,8 +79,19 @@ pub fn validate_with(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPac
     }
     // The record carries no free text: its names must be the pack's own
     // and stages are a WIT enum, so nothing from the input rides in it.
-    if out.record.pack_name != pack.manifest.name || out.record.pack_version != pack.manifest.version {
+    if out.record.pack_name != pack.manifest.name
+        || out.record.pack_version != pack.manifest.version
+        || out.record.platform_name != platform.manifest.name
+        || out.record.platform_version != platform.manifest.version
+    {
         return bad("the record names another pack");
+    }
+    // A relaxation is the platform's grant, never the pipeline's say.
+    let sorted = out.record.relaxed.windows(2).all(|w| w[0] < w[1]);
+    let granted =
+        out.record.relaxed.iter().all(|id| pack.grant.contains(id) && platform.manifest.rule_ids.contains(id));
+    if !sorted || !granted {
+        return bad("the record names a relaxation that was not granted");
     }
     let b = &out.record.budget;
     if opts.max_tokens.is_some_and(|t| b.max_tokens > t)
@@ -102,12 +123,13 @@ pub fn validate_with(opts: &api::Options, out: &api::Sanitized, pack: &LoadedPac
             return bad("output tokens exceed the budget (host recount)");
         }
     }
-    let known: std::collections::BTreeSet<&str> = pack.manifest.rule_ids.iter().map(String::as_str).collect();
+    let known: std::collections::BTreeSet<&str> =
+        pack.manifest.rule_ids.iter().chain(&platform.manifest.rule_ids).map(String::as_str).collect();
+    let has_detect = pack.manifest.has_detect || platform.manifest.has_detect;
     for r in &out.record.redactions {
         let ok_chars = r.rule_id.len() <= 64
             && r.rule_id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-        let known_id =
-            known.contains(r.rule_id.as_str()) || r.rule_id == "tenant-path-root" || pack.manifest.has_detect;
+        let known_id = known.contains(r.rule_id.as_str()) || r.rule_id == "tenant-path-root" || has_detect;
         if !ok_chars || !known_id {
             return bad("the record names a rule the pack does not have");
         }
@@ -143,11 +165,11 @@ pub(super) fn round_len(results: usize, inputs: usize) -> Result<()> {
 pub(super) fn round_result(
     r: std::result::Result<api::Sanitized, api::SanitizeError>,
     opts: &api::Options,
-    pack: &LoadedPack,
+    packs: Packs<'_>,
     recount: bool,
 ) -> Result<(api::Sanitized, u64)> {
     let s = r.map_err(guest_error)?;
-    validate_with(opts, &s, pack, recount)?;
+    validate_with(opts, &s, packs, recount)?;
     let Some(share) = &s.record.round else {
         return Err(Error::InvalidOutput("a round result without its share".into()));
     };

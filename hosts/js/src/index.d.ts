@@ -141,8 +141,10 @@ export class Sanitizer {
 }
 
 export interface SanitizerConfig {
-  /** A pack component (bytes or path); default: the embedded default pack. */
+  /** The tenant's pack component (bytes or path); default: the embedded default pack. */
   pack?: Uint8Array | string;
+  /** The platform's pack, whose rules apply whatever `pack` says; default: the embedded default pack. */
+  platformPack?: Uint8Array | string;
   /** Wall-clock limit of one call (the worker is terminated), ms. Default 5000. */
   timeoutMs?: number;
   /** Pipeline memory cap, MiB. Default 256. */

@@ -59,6 +59,8 @@ export class Sanitizer {
       workerData: {
         pipelineDir: this.#opts.pipelineDir,
         packDir: this.#opts.packDir,
+        platformDir: this.#opts.platformDir,
+        grant: this.#opts.grant ?? [],
         memoryBytes: this.#opts.memoryMiB * 1024 * 1024,
         packMemoryBytes: this.#opts.packMemoryMiB * 1024 * 1024,
       },
@@ -258,15 +260,23 @@ function toError(err) {
 }
 
 /**
- * A sanitizer. `pack`: a pack component (.wasm bytes or path), transpiled
- * and cached on first use; default: the embedded default pack.
+ * A sanitizer. `pack`: the tenant's pack component (.wasm bytes or path),
+ * transpiled and cached on first use; default: the embedded default pack.
+ * `platformPack`: the platform's pack, whose rules apply whatever the
+ * tenant's pack says (the operator's own file; default: the embedded
+ * default pack).
  * Limits: `timeoutMs` (5000), `memoryMiB` (256), `packMemoryMiB` (32).
  */
-export async function createSanitizer({ pack, timeoutMs = 5000, memoryMiB = 256, packMemoryMiB = 32 } = {}) {
-  let packDir = join(DIST, 'default-pack');
-  if (pack !== undefined) {
-    const bytes = typeof pack === 'string' ? readFileSync(pack) : pack;
-    packDir = await transpilePack(bytes);
-  }
-  return new Sanitizer({ pipelineDir: join(DIST, 'pipeline'), packDir, timeoutMs, memoryMiB, packMemoryMiB });
+export async function createSanitizer({
+  pack,
+  platformPack,
+  timeoutMs = 5000,
+  memoryMiB = 256,
+  packMemoryMiB = 32,
+} = {}) {
+  const dirOf = async (p) =>
+    p === undefined ? join(DIST, 'default-pack') : transpilePack(typeof p === 'string' ? readFileSync(p) : p);
+  const packDir = await dirOf(pack);
+  const platformDir = await dirOf(platformPack);
+  return new Sanitizer({ pipelineDir: join(DIST, 'pipeline'), packDir, platformDir, timeoutMs, memoryMiB, packMemoryMiB });
 }

@@ -1,5 +1,6 @@
-// One live instance: a pack instance and a pipeline instance whose
-// `rule-pack` imports are the pack's exports. It runs in a worker thread so
+// One live instance: the platform pack's instance, the tenant pack's (the
+// same one when no tenant pack was given), and a pipeline instance whose
+// `platform` and `rule-pack` imports are their exports. It runs in a worker thread so
 // that the main thread can bound a call's wall-clock time by terminating
 // it. Both core memories are capped in the binary (see memory-cap.js).
 import { parentPort, workerData } from 'node:worker_threads';
@@ -8,7 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { capMemory } from './memory-cap.js';
 
-const { pipelineDir, packDir, memoryBytes, packMemoryBytes } = workerData;
+const { pipelineDir, packDir, platformDir, memoryBytes, packMemoryBytes, grant } = workerData;
 
 async function load(dir, name, cap) {
   const { instantiate } = await import(pathToFileURL(join(dir, `${name}.js`)).href);
@@ -16,13 +17,31 @@ async function load(dir, name, cap) {
 }
 
 const RULE_PACK = 'result-sanitizer:core/rule-pack@0.1.0';
+const PLATFORM = 'result-sanitizer:core/platform@0.1.0';
 const PIPELINE = 'result-sanitizer:core/result-sanitizer@0.1.0';
 
-const pack = await load(packDir, 'pack', packMemoryBytes);
-const packRoot = await pack.instantiate(pack.getCoreModule, {});
+async function packExports(dir) {
+  const pack = await load(dir, 'pack', packMemoryBytes);
+  return (await pack.instantiate(pack.getCoreModule, {}))[RULE_PACK];
+}
+
+// A rule set's `relax` keeps only what the tenant's signed manifest grants;
+// the platform's own is emptied (as the Rust host's forwarders do).
+const relaxOnly = (p, ids) => ({
+  ...p,
+  rules: () => {
+    const r = p.rules();
+    return { ...r, relax: r.relax.filter((id) => ids.includes(id)) };
+  },
+});
+const tenant = await packExports(packDir);
+const platform = platformDir === packDir ? tenant : await packExports(platformDir);
 const pipeline = await load(pipelineDir, 'pipeline', memoryBytes);
 // jco names an import by its unversioned interface name.
-const root = await pipeline.instantiate(pipeline.getCoreModule, { [RULE_PACK.split('@')[0]]: packRoot[RULE_PACK] });
+const root = await pipeline.instantiate(pipeline.getCoreModule, {
+  [PLATFORM.split('@')[0]]: relaxOnly(platform, []),
+  [RULE_PACK.split('@')[0]]: relaxOnly(tenant, grant ?? []),
+});
 const api = root[PIPELINE];
 
 parentPort.on('message', ({ id, call, arg }) => {

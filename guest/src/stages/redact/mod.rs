@@ -96,6 +96,9 @@ pub use sites::value_hash;
 pub(crate) struct Mode {
     /// Lenient (documentation) mode: generic rules are off.
     pub lenient: bool,
+    /// Lenient for the tenant's own generic rules only (a tool the
+    /// tenant's pack lists as lenient).
+    pub lenient_tenant: bool,
     /// Source code: generic rules look only inside string literals and
     /// want secret-shaped values there (the rule set's `generic` values).
     pub code: bool,

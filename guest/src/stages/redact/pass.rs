@@ -40,7 +40,14 @@ impl<'p> Pass<'p> {
     /// A pass over `pack`'s rules; `lenient` skips its strict-only
     /// (generic) rules.
     pub(crate) fn new(pack: &'p CompiledPack, lenient: bool) -> Self {
-        Self { pack, mode: Mode { lenient, code: false, inline_allow: false } }
+        Self { pack, mode: Mode { lenient, ..Mode::default() } }
+    }
+
+    /// The pass for a call of `tool`: lenient where the caller or the
+    /// platform pack says so, and for the tenant's own generic rules
+    /// where the tenant's pack does.
+    pub(crate) fn for_tool(pack: &'p CompiledPack, lenient: bool, tool: &str) -> Self {
+        Self { pack, mode: Mode { lenient, lenient_tenant: pack.tenant_lenient(tool), ..Mode::default() } }
     }
 
     /// The same pass honouring `result-sanitizer:allow` on a line (or not).
@@ -81,6 +88,28 @@ impl<'p> Pass<'p> {
     /// [`Self::redact`] without defanging, keeping the text only.
     pub(crate) fn redact_text(&self, text: &str, counts: &mut Counts) -> String {
         self.redact(text, false, counts).text
+    }
+
+    /// The final pass over a rendered text: [`Self::redact_text`], except
+    /// that a span overlapping the pipeline's own markup (a marker, the
+    /// boundary, a `[REDACTED:…]`, see [`markup::spans`]) is dropped, so no
+    /// rule or pack finding rewrites it. Returns the text and how many
+    /// spans were dropped. Caller text that markup carries (tool name,
+    /// content type, call id) was redacted before it went in.
+    pub(crate) fn redact_final(&self, text: &str, counts: &mut Counts) -> (String, u32) {
+        let mut spans = self.spans(text);
+        let before = spans.len();
+        if before > 0 {
+            let markup = markup::spans(text);
+            // Both lists are sorted by start and markup spans are disjoint.
+            spans.retain(|s| {
+                let k = markup.partition_point(|m| m.1 <= s.start);
+                markup.get(k).is_none_or(|m| m.0 >= s.end)
+            });
+        }
+        let kept = (before - spans.len()) as u32;
+        let (text, _) = edits::apply(text, &to_edits(&spans, counts));
+        (text, kept)
     }
 
     /// Redacts every string of a JSON value, keys included (MCP

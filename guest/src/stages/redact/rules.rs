@@ -35,6 +35,9 @@ pub(super) struct CompiledRule {
     /// A path rule (`kind = "path"`): off in source code.
     pub(super) path: bool,
     pub(super) strict_only: bool,
+    /// A rule of the tenant's pack (not the platform's): the tenant's
+    /// lenient tools apply to it.
+    pub(super) tenant: bool,
     /// Source of the regex; compiled on the rule's first keyword hit (most
     /// rules never hit in a given call, and a pack has hundreds).
     pub(super) src: String,
@@ -245,6 +248,7 @@ impl Ruleset {
                 propagate: r.kind == crate::pack_api::RuleKind::Secret,
                 path: r.kind == crate::pack_api::RuleKind::Path,
                 strict_only: r.strict_only,
+                tenant: false,
                 secret_group: r.secret_group as usize,
                 entropy: r.entropy,
                 window: if r.window == 0 { DEFAULT_WINDOW } else { r.window as usize },
@@ -287,6 +291,11 @@ impl Ruleset {
             roots,
             error: Mutex::new(None),
         })
+    }
+
+    /// Marks the rules from index `from` on as the tenant's.
+    pub(crate) fn mark_tenant_from(&mut self, from: usize) {
+        self.rules.iter_mut().skip(from).for_each(|r| r.tenant = true);
     }
 
     /// Compiles every rule's regex now (pack builds and checks); the
@@ -432,15 +441,7 @@ pub(super) mod tests {
     }
 
     pub(crate) fn set(rules: Vec<Rule>) -> RuleSet {
-        RuleSet {
-            rules,
-            allow_regexes: vec![],
-            stopwords: vec![],
-            path_roots: vec!["/srv/acme".into()],
-            budgets: vec![],
-            lenient_tools: vec![],
-            generic: Default::default(),
-        }
+        RuleSet { rules, path_roots: vec!["/srv/acme".into()], ..crate::pack::empty_rule_set() }
     }
 
     #[test]

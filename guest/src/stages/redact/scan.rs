@@ -134,7 +134,7 @@ impl Ruleset {
         for &ri in order {
             let rule = &self.rules[ri];
             let list = &found[ri];
-            if mode.lenient && rule.strict_only {
+            if rule.strict_only && (mode.lenient || (rule.tenant && mode.lenient_tenant)) {
                 continue;
             }
             // A home path in source code was written by its author

@@ -72,6 +72,7 @@ func run() error {
 	lenient := flag.Bool("lenient", false, "lenient (documentation) mode")
 	pipeline := flag.String("pipeline", "", "pipeline component (default: target/components/pipeline.wasm)")
 	pack := flag.String("pack", "", "rule pack component (default: target/components/default-pack.wasm)")
+	platformPack := flag.String("platform-pack", "", "the platform's pack, applied whatever --pack says (default: target/components/default-pack.wasm)")
 	timeout := flag.Duration("timeout", 5*time.Second, "wall-clock limit per call")
 	drainLimit := flag.Uint64("drain-limit", rs.DefaultDrainLimit, "stop reading after this many bytes")
 	flag.Parse()
@@ -118,12 +119,19 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if *platformPack == "" {
+		*platformPack = find("default-pack.wasm")
+	}
+	platform, err := os.ReadFile(*platformPack)
+	if err != nil {
+		return err
+	}
 	ctx := context.Background()
 	cacheDir := ""
 	if d, err := os.UserCacheDir(); err == nil {
 		cacheDir = filepath.Join(d, "result-sanitizer-go")
 	}
-	s, err := rs.New(ctx, pw, pk, rs.Config{Timeout: *timeout, CacheDir: cacheDir})
+	s, err := rs.New(ctx, pw, pk, rs.Config{Timeout: *timeout, CacheDir: cacheDir, PlatformPack: platform})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,13 @@
 // canonical ABI (abi.go). Calls go through the pipeline's JSON twin
 // (`sanitize-json`, `effective-budget-json`, `drain-json`): strings in,
 // strings out.
+//
+// A pack given to New is verified first (VerifyPack: signature, trusted
+// key, expiry, WIT version, tenant scope, in the Rust host's order, with
+// its refusal kinds), before any of it is compiled. NewUnverified is for
+// the default pack built with this repository (as the Rust host's embedded
+// pack) and for development.
+//
 // Every call runs under a context deadline; after a deadline or a trap the
 // instances are dropped and the next call gets fresh ones.
 package resultsanitizer
@@ -29,8 +36,8 @@ import (
 )
 
 const (
-	rulePack  = "result-sanitizer:core/rule-pack@0.1.0"
-	pipelineI = "result-sanitizer:core/result-sanitizer@0.1.0"
+	rulePack  = "result-sanitizer:core/rule-pack@" + WITVersion
+	pipelineI = "result-sanitizer:core/result-sanitizer@" + WITVersion
 )
 
 // Config of one Sanitizer: limits and the compilation cache.
@@ -45,6 +52,9 @@ type Config struct {
 	// that starts per call compiles the 8 MB pipeline once, not each
 	// time). Empty: no cache.
 	CacheDir string
+	// Trust is what New requires of the pack. The zero value refuses
+	// every pack: unsigned ones, and signed ones as no key is trusted.
+	Trust Trust
 }
 
 func (l Config) withDefaults() Config {
@@ -89,8 +99,34 @@ type Sanitizer struct {
 	pack     api.Module
 }
 
-// New compiles the pipeline and pack components (.wasm bytes).
+// New verifies the pack component under limits.Trust (errors are
+// *PackRefusedError), then compiles the pipeline and pack components
+// (.wasm bytes).
 func New(ctx context.Context, pipelineComponent, packComponent []byte, limits Config) (*Sanitizer, error) {
+	if len(packComponent) > PackBytesLimit {
+		return nil, fmt.Errorf("rule pack: a pack file of %d bytes is over the limit of %d", len(packComponent), PackBytesLimit)
+	}
+	if _, err := VerifyPack(packComponent, limits.Trust); err != nil {
+		return nil, err
+	}
+	return newSanitizer(ctx, pipelineComponent, packComponent, limits)
+}
+
+// NewUnverified is New without the signature check, for the default pack
+// built with this repository (target/components/default-pack.wasm) and
+// for development. The pack's manifest and WIT version are still checked
+// before anything is compiled.
+func NewUnverified(ctx context.Context, pipelineComponent, packComponent []byte, limits Config) (*Sanitizer, error) {
+	if len(packComponent) > PackBytesLimit {
+		return nil, fmt.Errorf("rule pack: a pack file of %d bytes is over the limit of %d", len(packComponent), PackBytesLimit)
+	}
+	if err := checkManifest(packComponent); err != nil {
+		return nil, err
+	}
+	return newSanitizer(ctx, pipelineComponent, packComponent, limits)
+}
+
+func newSanitizer(ctx context.Context, pipelineComponent, packComponent []byte, limits Config) (*Sanitizer, error) {
 	limits = limits.withDefaults()
 	s := &Sanitizer{limits: limits}
 	pipeCore, err := CoreModule(pipelineComponent)

@@ -8,6 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { twinRequest, twinOptions } from './options.js';
 import { transpilePack } from './transpile.js';
+import { verifyPack } from './signing.js';
+
+export { PackRefusedError, verifyPack, parsePublicKey, readPublicKey } from './signing.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const DIST = join(here, '..', 'dist');
@@ -257,15 +260,37 @@ function toError(err) {
   return new SanitizeError(KINDS[kind] ?? kind, message);
 }
 
+/** A pack file larger than this is refused before it is read further (the Rust host's `pack_bytes`). */
+export const PACK_BYTES_LIMIT = 16 << 20;
+
 /**
- * A sanitizer. `pack`: a pack component (.wasm bytes or path), transpiled
- * and cached on first use; default: the embedded default pack.
+ * A sanitizer. `pack`: a pack component (.wasm bytes or path), verified
+ * (verifyPack) and only then transpiled and cached; default: the default
+ * pack built with this package (dist/default-pack), not verified, as the
+ * Rust host's embedded pack. A given pack must be signed by one of
+ * `trustedKeys` (parsePublicKey/readPublicKey, or `.pub` texts) unless
+ * `allowUnsigned` (development only); `tenant` is the tenant it serves;
+ * `now` (a Date or ms) is the time expiry is checked against.
  * Limits: `timeoutMs` (5000), `memoryMiB` (256), `packMemoryMiB` (32).
+ * Refusals throw PackRefusedError before anything is compiled.
  */
-export async function createSanitizer({ pack, timeoutMs = 5000, memoryMiB = 256, packMemoryMiB = 32 } = {}) {
+export async function createSanitizer({
+  pack,
+  trustedKeys = [],
+  allowUnsigned = false,
+  tenant,
+  now,
+  timeoutMs = 5000,
+  memoryMiB = 256,
+  packMemoryMiB = 32,
+} = {}) {
   let packDir = join(DIST, 'default-pack');
   if (pack !== undefined) {
     const bytes = typeof pack === 'string' ? readFileSync(pack) : pack;
+    if (bytes.byteLength > PACK_BYTES_LIMIT) {
+      throw new SanitizeError('invalid rule pack', `a pack file of ${bytes.byteLength} bytes is over the limit of ${PACK_BYTES_LIMIT}`);
+    }
+    verifyPack(bytes, { trustedKeys, allowUnsigned, tenant, now });
     packDir = await transpilePack(bytes);
   }
   return new Sanitizer({ pipelineDir: join(DIST, 'pipeline'), packDir, timeoutMs, memoryMiB, packMemoryMiB });

@@ -81,6 +81,9 @@ TEST_PACKS := target/test-packs/.stamp
 
 test-packs: $(TEST_PACKS) ; @:
 
+$(BIN):
+	@echo "error: $@ is missing: run 'make build' (or name a CLI with BIN=path)" >&2; exit 1
+
 $(TEST_PACKS): $(BIN) tests/test-packs/generate.py tests/test-packs/acme.toml
 	rm -rf target/test-packs
 	python3 tests/test-packs/generate.py $(BIN) target/test-packs

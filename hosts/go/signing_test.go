@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -238,6 +239,69 @@ func TestExpiryTimesReadAsTheRustHostReadsThem(t *testing.T) {
 	for _, s := range []string{"2023-02-29T00:00:00Z", "1969-12-31T23:59:59Z", "2020-01-01T00:00:00+01:00", "2020-13-01T00:00:00Z", "soon"} {
 		if _, ok := parseRFC3339Weak(s); ok {
 			t.Errorf("%s accepted", s)
+		}
+	}
+}
+
+func TestEveryFlippedByteOfASignedPackIsRefused(t *testing.T) {
+	c, keys := loadCases(t)
+	good := testPack(t, "good.wasm")
+	trust := Trust{Keys: keys, Tenant: c.Tenant}
+	// The one exception: the section's format number, `"v":1`, which the
+	// Rust host reads as any u32 and does not check (so `"v":0` passes
+	// there too, and here for parity).
+	v := bytes.LastIndex(good, []byte(`{"v":1,`)) + len(`{"v":`)
+	for i := range good {
+		b := bytes.Clone(good)
+		b[i] ^= 0x01
+		if _, err := VerifyPack(b, trust); err == nil && i != v {
+			t.Fatalf("byte %d flipped: accepted", i)
+		}
+	}
+	for _, cut := range []int{1, 10, 100, len(good) / 2} {
+		if _, err := VerifyPack(good[:len(good)-cut], trust); err == nil {
+			t.Errorf("%d bytes cut: accepted", cut)
+		}
+	}
+}
+
+func TestTheCommandTakesTheRustCLIsTrustFlags(t *testing.T) {
+	c, _ := loadCases(t)
+	bin := buildCommand(t)
+	p := func(f string) string { return filepath.Join("target", "test-packs", f) }
+	run := func(args ...string) (string, string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = root
+		cmd.Stdin = strings.NewReader(c.Probe.Input)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+	out, stderr, err := run("--pack", p("good.wasm"), "--trusted-key", p("untrusted.pub"), "--trusted-key", p("trusted.pub"), "--tenant", c.Tenant)
+	if err != nil || !strings.Contains(out, c.Probe.Output) {
+		t.Errorf("good pack: %v %s %s", err, out, stderr)
+	}
+	if _, stderr, err := run("--pack", p("unsigned.wasm")); err == nil || !strings.Contains(stderr, "pack refused: unsigned") {
+		t.Errorf("unsigned: %v %s", err, stderr)
+	}
+	if out, _, err := run("--pack", p("unsigned.wasm"), "--allow-unsigned"); err != nil || !strings.Contains(out, c.Probe.Output) {
+		t.Errorf("unsigned, allowed: %v %s", err, out)
+	}
+	if _, stderr, err := run("--pack", p("other-tenant.wasm"), "--trusted-key", p("trusted.pub"), "--tenant", c.Tenant); err == nil || !strings.Contains(stderr, "pack refused: wrong_tenant") {
+		t.Errorf("other tenant: %v %s", err, stderr)
+	}
+	// The default pack needs no key.
+	if out, stderr, err := run(); err != nil || !strings.Contains(out, "content") {
+		t.Errorf("default pack: %v %s", err, stderr)
+	}
+}
+
+func TestAPackFileOver16MiBIsRefusedFirst(t *testing.T) {
+	big := make([]byte, PackBytesLimit+1)
+	for _, f := range []func(context.Context, []byte, []byte, Config) (*Sanitizer, error){New, NewUnverified} {
+		if _, err := f(context.Background(), nil, big, Config{Trust: Trust{AllowUnsigned: true}}); err == nil || !strings.Contains(err.Error(), "over the limit") {
+			t.Errorf("%v", err)
 		}
 	}
 }

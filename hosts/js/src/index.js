@@ -2,6 +2,8 @@
 // transpiled by jco, each call run in a worker thread under a wall-clock
 // limit (the worker is terminated on timeout) with both guest memories
 // capped. After any timeout or trap the next call gets a fresh worker.
+// A tenant's pack is verified (signing.js: signature, key, expiry, WIT
+// version, scope, as the Rust host) before it is transpiled or compiled.
 import { Worker } from 'node:worker_threads';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -261,7 +263,7 @@ function toError(err) {
 }
 
 /** A pack file larger than this is refused before it is read further (the Rust host's `pack_bytes`). */
-export const PACK_BYTES_LIMIT = 16 << 20;
+const PACK_BYTES_LIMIT = 16 << 20;
 
 /**
  * A sanitizer. `pack`: a pack component (.wasm bytes or path), verified

@@ -6,10 +6,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync, mkdtempSync, chmodSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { createSanitizer, verifyPack, readPublicKey, parsePublicKey, PackRefusedError } from '../src/index.js';
+import { createSanitizer, verifyPack, readPublicKey, parsePublicKey, PackRefusedError, SanitizeError } from '../src/index.js';
 import { parseRfc3339Weak } from '../src/signing.js';
 import { PACK_CACHE, transpilePack } from '../src/transpile.js';
 
@@ -122,4 +123,49 @@ test('a pack cache others can write to is not used', async () => {
   } finally {
     rmSync(d, { recursive: true, force: true });
   }
+});
+
+test('every flipped byte of a signed pack is refused', () => {
+  const good = readFileSync(join(dir, 'good.wasm'));
+  // The one exception: the section's format number, `"v":1`, which the
+  // Rust host reads as any u32 and does not check (so `"v":0` passes
+  // there too, and here for parity).
+  const v = good.lastIndexOf('{"v":1,') + '{"v":'.length;
+  for (let i = 0; i < good.length; i++) {
+    const b = Buffer.from(good);
+    b[i] ^= 0x01;
+    if (i !== v) assert.notEqual(outcome(() => verifyPack(b, { trustedKeys, tenant: doc.tenant })), 'ok', `byte ${i} flipped`);
+  }
+  for (const cut of [1, 10, 100, good.length >> 1]) {
+    const b = good.subarray(0, good.length - cut);
+    assert.notEqual(outcome(() => verifyPack(b, { trustedKeys, tenant: doc.tenant })), 'ok', `${cut} bytes cut`);
+  }
+});
+
+test('the command takes the Rust CLI\'s trust flags', () => {
+  const command = join(here, '..', 'bin', 'sanitize.mjs');
+  const p = (f) => join(dir, f);
+  const run = (...args) => spawnSync(process.execPath, [command, ...args], { input: doc.probe.input });
+  let r = run('--pack', p('good.wasm'), '--trusted-key', p('untrusted.pub'), '--trusted-key', p('trusted.pub'), '--tenant', doc.tenant);
+  assert.equal(r.status, 0, r.stderr.toString());
+  assert.ok(r.stdout.toString().includes(doc.probe.output));
+  r = run('--pack', p('unsigned.wasm'));
+  assert.equal(r.status, 1);
+  assert.match(r.stderr.toString(), /pack refused: unsigned/);
+  r = run('--pack', p('unsigned.wasm'), '--allow-unsigned');
+  assert.equal(r.status, 0, r.stderr.toString());
+  assert.ok(r.stdout.toString().includes(doc.probe.output));
+  r = run('--pack', p('other-tenant.wasm'), '--trusted-key', p('trusted.pub'), '--tenant', doc.tenant);
+  assert.equal(r.status, 1);
+  assert.match(r.stderr.toString(), /pack refused: wrong_tenant/);
+  // The default pack needs no key.
+  r = run();
+  assert.equal(r.status, 0, r.stderr.toString());
+});
+
+test('a pack file over 16 MiB is refused before it is parsed', async () => {
+  await assert.rejects(
+    createSanitizer({ pack: Buffer.alloc((16 << 20) + 1), allowUnsigned: true }),
+    (e) => e instanceof SanitizeError && e.code === 'invalid rule pack' && /over the limit/.test(e.message),
+  );
 });

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 	"slices"
 	"strings"
@@ -99,6 +100,31 @@ func sha256Hex(b []byte) string {
 
 var errKeyFile = errors.New("not a result-sanitizer public key file")
 
+var (
+	curveP = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 255), big.NewInt(19))
+	curveD = func() *big.Int {
+		inv := new(big.Int).ModInverse(big.NewInt(121666), curveP)
+		return new(big.Int).Mod(new(big.Int).Mul(big.NewInt(-121665), inv), curveP)
+	}()
+)
+
+// isPoint reports whether 32 bytes decompress to an Edwards point, as the
+// Rust host's key parser (ed25519-dalek) asks: x² = (y² - 1) / (d·y² + 1)
+// has a root. crypto/ed25519 takes any 32 bytes as a key, and then
+// verifies nothing.
+func isPoint(raw []byte) bool {
+	le := slices.Clone(raw)
+	le[31] &= 0x7f
+	slices.Reverse(le)
+	y := new(big.Int).SetBytes(le)
+	y2 := new(big.Int).Mul(y, y)
+	u := new(big.Int).Mod(new(big.Int).Sub(y2, big.NewInt(1)), curveP)
+	v := new(big.Int).Mod(new(big.Int).Add(new(big.Int).Mul(curveD, y2), big.NewInt(1)), curveP)
+	w := new(big.Int).Mod(new(big.Int).Mul(u, new(big.Int).ModInverse(v, curveP)), curveP)
+	half := new(big.Int).Rsh(new(big.Int).Sub(curveP, big.NewInt(1)), 1)
+	return w.Sign() == 0 || new(big.Int).Exp(w, half, curveP).Cmp(big.NewInt(1)) == 0
+}
+
 // ParsePublicKey reads a `.pub` file's text
 // (`result-sanitizer-ed25519-public <64 hex>`). The error never repeats it.
 func ParsePublicKey(text string) (PublicKey, error) {
@@ -107,7 +133,7 @@ func ParsePublicKey(text string) (PublicKey, error) {
 		return PublicKey{}, errKeyFile
 	}
 	raw := unhex(body, ed25519.PublicKeySize)
-	if raw == nil {
+	if raw == nil || !isPoint(raw) {
 		return PublicKey{}, errKeyFile
 	}
 	return PublicKey{id: sha256Hex(raw)[:16], key: ed25519.PublicKey(raw)}, nil

@@ -49,6 +49,27 @@ function unhex(s, n) {
 
 const sha256 = (b) => createHash('sha256').update(b).digest('hex');
 
+const P = 2n ** 255n - 19n;
+const modpow = (b, e) => {
+  let r = 1n;
+  for (b %= P; e > 0n; e >>= 1n, b = (b * b) % P) if (e & 1n) r = (r * b) % P;
+  return r;
+};
+const D = (((-121665n * modpow(121666n, P - 2n)) % P) + P) % P;
+
+/**
+ * Whether 32 bytes decompress to an Edwards point, as the Rust host's key
+ * parser (ed25519-dalek) asks: x² = (y² - 1) / (d·y² + 1) has a root.
+ * Node would accept any 32 bytes as a key, and then verify nothing.
+ */
+function isPoint(raw) {
+  const y = BigInt('0x' + Buffer.from(raw).reverse().toString('hex')) & ((1n << 255n) - 1n);
+  const u = (((y * y - 1n) % P) + P) % P;
+  const v = (D * y * y + 1n) % P;
+  const w = (u * modpow(v, P - 2n)) % P;
+  return w === 0n || modpow(w, (P - 1n) / 2n) === 1n;
+}
+
 /**
  * A trusted key from a `.pub` file's text
  * (`result-sanitizer-ed25519-public <64 hex>`): `{ keyId, key }`.
@@ -58,7 +79,7 @@ export function parsePublicKey(text) {
   const t = trim(String(text));
   const sp = t.indexOf(' ');
   const raw = sp > 0 && t.slice(0, sp) === PUB_TAG ? unhex(t.slice(sp + 1), 32) : null;
-  if (!raw) throw new TypeError('not a result-sanitizer public key file');
+  if (!raw || !isPoint(raw)) throw new TypeError('not a result-sanitizer public key file');
   const key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, raw]), format: 'der', type: 'spki' });
   return { keyId: sha256(raw).slice(0, 16), key };
 }

@@ -90,11 +90,13 @@ test('the untrusted key is trusted once listed: keys rotate by listing several',
   assert.equal(outcome(() => verifyPack(bytes, { trustedKeys: both, tenant: doc.tenant })), 'ok');
 });
 
-test('key files: the public tag and lower-case hex only; errors do not repeat the text', () => {
+test('key files: the public tag, lower-case hex, a curve point; errors do not repeat the text', () => {
   const text = readFileSync(join(dir, 'trusted.pub'), 'utf8');
   assert.equal(parsePublicKey(text).keyId, trustedKeys[0].keyId);
   const [tag, hex] = text.trim().split(' ');
-  for (const bad of [hex, `${tag} ${hex.toUpperCase()}`, `${tag} ${hex.slice(2)}`, `result-sanitizer-ed25519-secret ${hex}`]) {
+  // 02 00…: a y with no x on the curve (the Rust CLI refuses this file too).
+  const offCurve = `${tag} 02${'00'.repeat(31)}`;
+  for (const bad of [hex, `${tag} ${hex.toUpperCase()}`, `${tag} ${hex.slice(2)}`, `result-sanitizer-ed25519-secret ${hex}`, offCurve]) {
     assert.throws(() => parsePublicKey(bad), (e) => e instanceof TypeError && !e.message.includes(hex.slice(0, 16)));
   }
   const secret = readFileSync(join(dir, 'trusted.key'), 'utf8').trim().split(' ')[1];

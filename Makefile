@@ -199,7 +199,11 @@ test-go: build
 	cd hosts/go && go vet ./... && go test -count=1 ./...
 
 # lint first: formatting and clippy fail in seconds, before the long build.
+# The shared test packs are made once, before the tests that read them
+# (which `make -j` runs in parallel).
 test: lint
+	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory test-packs
 	@$(MAKE) --no-print-directory test-rust test-js test-go fuzz
 
 clean:

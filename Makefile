@@ -16,7 +16,7 @@ CORE      := target/$(WASM_TARGET)/release/result_sanitizer_pipeline.wasm
 BIN       := target/release/result-sanitizer
 SHARED    ?= $(abspath ../shared)
 
-.PHONY: all build wasm-target components js-host lint demo test test-rust test-js test-go edge fuzz cargo-fuzz vectors bench precision clean
+.PHONY: all build wasm-target components js-host test-packs lint demo test test-rust test-js test-go edge fuzz cargo-fuzz vectors bench precision clean
 
 all: build
 
@@ -71,6 +71,23 @@ $(JS_DIST): $(JS_DEPS) hosts/js/scripts/build.mjs hosts/js/src/transpile.js \
 
 target/components/pipeline.wasm target/components/default-pack.wasm:
 	@echo "error: $@ is missing: run 'make build' (it builds the components, then the JS host)" >&2; exit 1
+
+# Shared signature test packs (target/test-packs): keys, a good signed pack
+# and one pack per refusal, made by the CLI (tests/test-packs/generate.py);
+# the Rust, JS and Go tests each check every case in cases.json. Generated,
+# not committed: a WIT change would make committed packs stale. Redone when
+# the CLI or the generator changes (BIN=path uses another CLI).
+TEST_PACKS := target/test-packs/.stamp
+
+test-packs: $(TEST_PACKS) ; @:
+
+$(BIN):
+	@echo "error: $@ is missing: run 'make build' (or name a CLI with BIN=path)" >&2; exit 1
+
+$(TEST_PACKS): $(BIN) tests/test-packs/generate.py tests/test-packs/acme.toml
+	rm -rf target/test-packs
+	python3 tests/test-packs/generate.py $(BIN) target/test-packs
+	touch $@
 
 # rustfmt over the workspace and the fuzz crate (its own workspace), then
 # clippy with the same flags as NATIVE, so wasmtime is not rebuilt.
@@ -127,6 +144,7 @@ precision: build $(GITLEAKS)
 	target/release/examples/precision --gitleaks $(GITLEAKS) $(PRECISION_FLAGS)
 
 test-rust: build
+	@$(MAKE) --no-print-directory test-packs
 	$(CARGO) test --release --workspace
 
 # Conformance vectors (tests/vectors/), written by the Rust host from the
@@ -172,14 +190,20 @@ edge: build
 # (js-host); Node's test runner (vectors, the sanitize command, limits, the
 # edge component).
 test-js: build edge
+	@$(MAKE) --no-print-directory test-packs
 	cd hosts/js && node --test test/
 
 # Go host: wazero from the module proxy (go.sum), go test.
 test-go: build
+	@$(MAKE) --no-print-directory test-packs
 	cd hosts/go && go vet ./... && go test -count=1 ./...
 
 # lint first: formatting and clippy fail in seconds, before the long build.
+# The shared test packs are made once, before the tests that read them
+# (which `make -j` runs in parallel).
 test: lint
+	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory test-packs
 	@$(MAKE) --no-print-directory test-rust test-js test-go fuzz
 
 clean:

@@ -640,8 +640,13 @@ fn pack_cmd(cmd: &PackCmd) -> Result<(), Error> {
                 std::time::SystemTime::now(),
             )?;
             let signed = v.signed.expect("verified packs are signed");
+            let relax = if signed.may_relax.is_empty() {
+                String::new()
+            } else {
+                format!(", may relax {}", signed.may_relax.join(","))
+            };
             println!(
-                "ok: pack `{}` {} for tenant `{}`, WIT {}, signed by {}, expires {}",
+                "ok: pack `{}` {} for tenant `{}`, WIT {}, signed by {}, expires {}{relax}",
                 v.manifest.name,
                 v.manifest.version,
                 v.manifest.tenant,
@@ -667,6 +672,7 @@ fn pack_cmd(cmd: &PackCmd) -> Result<(), Error> {
             let sig = signing::read_signature(&bytes)?;
             v["signer_key_id"] = sig.as_ref().map(|s| s.key_id.clone()).into();
             v["expires"] = sig.as_ref().and_then(|s| s.expires.clone()).into();
+            v["may_relax"] = sig.as_ref().map(|s| s.may_relax.clone()).unwrap_or_default().into();
             v["signed"] = sig.is_some().into();
             println!("{}", serde_json::to_string_pretty(&v).expect("json"));
             Ok(())

@@ -268,6 +268,10 @@ fn split_signature(wasm: &[u8]) -> Result<(&[u8], Option<SignatureSection>), Ref
             let body = custom_payload(wasm, one.0, one.1)?;
             let sig: SignatureSection = serde_json::from_slice(body)
                 .map_err(|_| Refusal::Tampered("signature section is not valid JSON".into()))?;
+            // The format number is not signed: any other value is a changed byte.
+            if sig.v != 1 {
+                return Err(Refusal::Tampered("unknown signature format".into()));
+            }
             Ok((&wasm[..data_start], Some(sig)))
         }
         _ => Err(Refusal::Tampered("more than one signature section".into())),

@@ -10,9 +10,17 @@
 // (the tenant's); each import's four functions are Go functions that call
 // that pack's exports and copy values between the memories through the
 // canonical ABI (abi.go). A tenant rule set's `relax` keeps only the ids
-// in Config.MayRelax; the platform's is emptied. Calls go through the pipeline's JSON twin
+// its verified signature grants (`may_relax`); the platform's is emptied.
+// Calls go through the pipeline's JSON twin
 // (`sanitize-json`, `effective-budget-json`, `drain-json`): strings in,
 // strings out.
+//
+// A pack given to New is verified first (VerifyPack: signature, trusted
+// key, expiry, WIT version, tenant scope, in the Rust host's order, with
+// its refusal kinds), before any of it is compiled. NewUnverified is for
+// the default pack built with this repository (as the Rust host's embedded
+// pack) and for development.
+//
 // Every call runs under a context deadline; after a deadline or a trap the
 // instances are dropped and the next call gets fresh ones.
 package resultsanitizer
@@ -32,9 +40,9 @@ import (
 )
 
 const (
-	rulePack  = "result-sanitizer:core/rule-pack@0.1.0"
-	platformI = "result-sanitizer:core/platform@0.1.0"
-	pipelineI = "result-sanitizer:core/result-sanitizer@0.1.0"
+	rulePack  = "result-sanitizer:core/rule-pack@" + WITVersion
+	platformI = "result-sanitizer:core/platform@" + WITVersion
+	pipelineI = "result-sanitizer:core/result-sanitizer@" + WITVersion
 )
 
 // Config of one Sanitizer: limits and the compilation cache.
@@ -50,14 +58,14 @@ type Config struct {
 	// time). Empty: no cache.
 	CacheDir string
 	// PlatformPack is the platform's pack component, whose rules apply
-	// whatever the tenant's pack says. Nil: the pack given to New is the
-	// platform's too (and so the whole policy); give the default pack here
-	// when New gets a tenant's pack.
+	// whatever the tenant's pack says (the operator's own file: it is not
+	// verified). Nil: the pack given to New is the platform's too, and so
+	// the whole policy; give the default pack here when New gets a
+	// tenant's pack.
 	PlatformPack []byte
-	// MayRelax lists the platform rule ids the tenant pack may turn off:
-	// the `may_relax` of its verified signature. Ids in its `relax` that
-	// are not here are dropped.
-	MayRelax []string
+	// Trust is what New requires of the pack. The zero value refuses
+	// every pack: unsigned ones, and signed ones as no key is trusted.
+	Trust Trust
 }
 
 func (l Config) withDefaults() Config {
@@ -102,12 +110,46 @@ type Sanitizer struct {
 	pipeline api.Module            // nil: instantiate before the next call
 	pack     api.Module
 	platform api.Module // the platform pack's instance (pack when the same)
+	grant    []string   // platform rule ids the pack's signature lets it relax
 }
 
-// New compiles the pipeline and pack components (.wasm bytes).
+// New verifies the pack component under limits.Trust (errors are
+// *PackRefusedError), then compiles the pipeline and pack components
+// (.wasm bytes).
 func New(ctx context.Context, pipelineComponent, packComponent []byte, limits Config) (*Sanitizer, error) {
+	if len(packComponent) > PackBytesLimit {
+		return nil, fmt.Errorf("rule pack: a pack file of %d bytes is over the limit of %d", len(packComponent), PackBytesLimit)
+	}
+	v, err := VerifyPack(packComponent, limits.Trust)
+	if err != nil {
+		return nil, err
+	}
+	var grant []string
+	if v.Signed != nil {
+		grant = v.Signed.MayRelax
+	}
+	return newSanitizer(ctx, pipelineComponent, packComponent, limits, grant)
+}
+
+// NewUnverified is New without the signature check, for the default pack
+// built with this repository (target/components/default-pack.wasm) and
+// for development. The pack's manifest and WIT version are still checked
+// before anything is compiled.
+func NewUnverified(ctx context.Context, pipelineComponent, packComponent []byte, limits Config) (*Sanitizer, error) {
+	if len(packComponent) > PackBytesLimit {
+		return nil, fmt.Errorf("rule pack: a pack file of %d bytes is over the limit of %d", len(packComponent), PackBytesLimit)
+	}
+	if err := checkManifest(packComponent); err != nil {
+		return nil, err
+	}
+	return newSanitizer(ctx, pipelineComponent, packComponent, limits, nil)
+}
+
+// newSanitizer compiles; grant is the platform rules the pack's verified
+// signature lets it turn off (its `may_relax`).
+func newSanitizer(ctx context.Context, pipelineComponent, packComponent []byte, limits Config, grant []string) (*Sanitizer, error) {
 	limits = limits.withDefaults()
-	s := &Sanitizer{limits: limits}
+	s := &Sanitizer{limits: limits, grant: grant}
 	pipeCore, err := CoreModule(pipelineComponent)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
@@ -280,7 +322,7 @@ func (s *Sanitizer) defineImports(ctx context.Context) error {
 	if err := s.definePack(ctx, platformI, func() api.Module { return s.platform }, nil); err != nil {
 		return err
 	}
-	return s.definePack(ctx, rulePack, func() api.Module { return s.pack }, s.limits.MayRelax)
+	return s.definePack(ctx, rulePack, func() api.Module { return s.pack }, s.grant)
 }
 
 // definePack defines host module `name`: the four rule-pack functions,

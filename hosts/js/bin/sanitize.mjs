@@ -2,7 +2,7 @@
 // `sanitize` with the Rust CLI's contract: stdin in, the message JSON out
 // (one line), typed errors on stderr with exit status 1.
 import { parseArgs } from 'node:util';
-import { createSanitizer } from '../src/index.js';
+import { createSanitizer, readPublicKey } from '../src/index.js';
 
 const { values: v } = parseArgs({
   options: {
@@ -17,7 +17,12 @@ const { values: v } = parseArgs({
     untrusted: { type: 'boolean', default: false },
     'content-type': { type: 'string' },
     lenient: { type: 'boolean', default: false },
+    // As the Rust CLI: --pack must be signed by a --trusted-key (repeat for
+    // several) unless --allow-unsigned; --tenant is the tenant it serves.
     pack: { type: 'string' },
+    'trusted-key': { type: 'string', multiple: true, default: [] },
+    'allow-unsigned': { type: 'boolean', default: false },
+    tenant: { type: 'string' },
     'timeout-ms': { type: 'string', default: '5000' },
     'drain-limit': { type: 'string' },
   },
@@ -41,7 +46,13 @@ async function readCapped(cap) {
 
 let s;
 try {
-  s = await createSanitizer({ pack: v.pack, timeoutMs: Number(v['timeout-ms']) });
+  s = await createSanitizer({
+    pack: v.pack,
+    trustedKeys: v['trusted-key'].map(readPublicKey),
+    allowUnsigned: v['allow-unsigned'],
+    tenant: v.tenant,
+    timeoutMs: Number(v['timeout-ms']),
+  });
   const options = {
     tool: v.tool,
     callId: v['call-id'],

@@ -140,8 +140,65 @@ export class Sanitizer {
   close(): Promise<void>;
 }
 
-export interface SanitizerConfig {
-  /** The tenant's pack component (bytes or path); default: the embedded default pack. */
+/** How a pack was refused, before anything was compiled (the Rust host's `Refusal` kinds). */
+export type PackRefusal =
+  | 'malformed'
+  | 'unsigned'
+  | 'incompatible_wit'
+  | 'untrusted_key'
+  | 'tampered'
+  | 'expired'
+  | 'wrong_tenant';
+
+export class PackRefusedError extends Error {
+  code: PackRefusal;
+  reason: string;
+}
+
+/** A trusted Ed25519 public key (`keyId`: first 16 hex of its sha256). */
+export interface PublicKey {
+  keyId: string;
+  key: import('node:crypto').KeyObject;
+}
+/** Parses a `.pub` file's text (`result-sanitizer-ed25519-public <hex>`). */
+export function parsePublicKey(text: string): PublicKey;
+export function readPublicKey(path: string): PublicKey;
+
+export interface TrustOptions {
+  /** Keys trusted to sign packs (several for rotation): parsed keys or `.pub` texts. */
+  trustedKeys?: (PublicKey | string)[];
+  /** Accept unsigned packs (development only). Default false. */
+  allowUnsigned?: boolean;
+  /** The tenant the pack serves; unset, any scope passes. */
+  tenant?: string;
+  /** The time expiry is checked against (Date or ms). Default now. */
+  now?: Date | number;
+}
+
+/** The pack's manifest and, when signed, the signed manifest. */
+export interface VerifiedPack {
+  manifest: { name: string; version: string; tenant: string; wit_version: string; rule_ids: string[]; has_detect: boolean };
+  signed: null | {
+    name: string;
+    version: string;
+    tenant: string;
+    wit_version: string;
+    expires?: string | null;
+    key_id: string;
+    sha256: string;
+    may_relax?: string[];
+  };
+}
+
+/** Verifies a pack component's bytes; throws PackRefusedError. Compiles nothing. */
+export function verifyPack(bytes: Uint8Array, trust?: TrustOptions): VerifiedPack;
+
+export interface SanitizerConfig extends TrustOptions {
+  /**
+   * The tenant's pack component (bytes or path), verified under the trust options
+   * before it is transpiled; default: the default pack built with this
+   * package, not verified.
+   */
   pack?: Uint8Array | string;
   /** The platform's pack, whose rules apply whatever `pack` says; default: the embedded default pack. */
   platformPack?: Uint8Array | string;

@@ -2,12 +2,17 @@
 // transpiled by jco, each call run in a worker thread under a wall-clock
 // limit (the worker is terminated on timeout) with both guest memories
 // capped. After any timeout or trap the next call gets a fresh worker.
+// A tenant's pack is verified (signing.js: signature, key, expiry, WIT
+// version, scope, as the Rust host) before it is transpiled or compiled.
 import { Worker } from 'node:worker_threads';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { twinRequest, twinOptions } from './options.js';
 import { transpilePack } from './transpile.js';
+import { verifyPack } from './signing.js';
+
+export { PackRefusedError, verifyPack, parsePublicKey, readPublicKey } from './signing.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const DIST = join(here, '..', 'dist');
@@ -259,24 +264,51 @@ function toError(err) {
   return new SanitizeError(KINDS[kind] ?? kind, message);
 }
 
+/** A pack file larger than this is refused before it is read further (the Rust host's `pack_bytes`). */
+const PACK_BYTES_LIMIT = 16 << 20;
+
 /**
  * A sanitizer. `pack`: the tenant's pack component (.wasm bytes or path),
- * transpiled and cached on first use; default: the embedded default pack.
+ * verified (verifyPack) and only then transpiled and cached; default: the
+ * default pack built with this package (dist/default-pack), not verified,
+ * as the Rust host's embedded pack. A given pack must be signed by one of
+ * `trustedKeys` (parsePublicKey/readPublicKey, or `.pub` texts) unless
+ * `allowUnsigned` (development only); `tenant` is the tenant it serves;
+ * `now` (a Date or ms) is the time expiry is checked against; the
+ * `may_relax` of its signature is the platform rules it may turn off.
  * `platformPack`: the platform's pack, whose rules apply whatever the
- * tenant's pack says (the operator's own file; default: the embedded
+ * tenant's pack says (the operator's own file, not verified; default: the
  * default pack).
  * Limits: `timeoutMs` (5000), `memoryMiB` (256), `packMemoryMiB` (32).
+ * Refusals throw PackRefusedError before anything is compiled.
  */
 export async function createSanitizer({
   pack,
   platformPack,
+  trustedKeys = [],
+  allowUnsigned = false,
+  tenant,
+  now,
   timeoutMs = 5000,
   memoryMiB = 256,
   packMemoryMiB = 32,
 } = {}) {
-  const dirOf = async (p) =>
-    p === undefined ? join(DIST, 'default-pack') : transpilePack(typeof p === 'string' ? readFileSync(p) : p);
-  const packDir = await dirOf(pack);
-  const platformDir = await dirOf(platformPack);
-  return new Sanitizer({ pipelineDir: join(DIST, 'pipeline'), packDir, platformDir, timeoutMs, memoryMiB, packMemoryMiB });
+  const read = (p) => {
+    const bytes = typeof p === 'string' ? readFileSync(p) : p;
+    if (bytes.byteLength > PACK_BYTES_LIMIT) {
+      throw new SanitizeError('invalid rule pack', `a pack file of ${bytes.byteLength} bytes is over the limit of ${PACK_BYTES_LIMIT}`);
+    }
+    return bytes;
+  };
+  const dist = join(DIST, 'default-pack');
+  let packDir = dist;
+  let grant = [];
+  if (pack !== undefined) {
+    const bytes = read(pack);
+    const verified = verifyPack(bytes, { trustedKeys, allowUnsigned, tenant, now });
+    grant = verified.signed?.may_relax ?? [];
+    packDir = await transpilePack(bytes);
+  }
+  const platformDir = platformPack === undefined ? dist : await transpilePack(read(platformPack));
+  return new Sanitizer({ pipelineDir: join(DIST, 'pipeline'), packDir, platformDir, grant, timeoutMs, memoryMiB, packMemoryMiB });
 }

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { capMemory } from './memory-cap.js';
+import { WIT_VERSION } from './signing.js';
 
 const { pipelineDir, packDir, platformDir, memoryBytes, packMemoryBytes, grant } = workerData;
 
@@ -16,9 +17,9 @@ async function load(dir, name, cap) {
   return { instantiate, getCoreModule: async (p) => WebAssembly.compile(capMemory(await readFile(join(dir, p)), cap)) };
 }
 
-const RULE_PACK = 'result-sanitizer:core/rule-pack@0.1.0';
-const PLATFORM = 'result-sanitizer:core/platform@0.1.0';
-const PIPELINE = 'result-sanitizer:core/result-sanitizer@0.1.0';
+const RULE_PACK = `result-sanitizer:core/rule-pack@${WIT_VERSION}`;
+const PLATFORM = `result-sanitizer:core/platform@${WIT_VERSION}`;
+const PIPELINE = `result-sanitizer:core/result-sanitizer@${WIT_VERSION}`;
 
 async function packExports(dir) {
   const pack = await load(dir, 'pack', packMemoryBytes);

@@ -12,7 +12,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const packs = join(here, '..', '..', '..', 'target', 'components', 'test-packs');
 
 test('an infinite loop in a pack is stopped by the worker timeout', async () => {
-  const s = await createSanitizer({ pack: join(packs, 'slow.wasm'), timeoutMs: 1500 });
+  const s = await createSanitizer({ pack: join(packs, 'slow.wasm'), allowUnsigned: true, timeoutMs: 1500 });
   try {
     const t0 = Date.now();
     await assert.rejects(s.sanitize('LOOP please', { tool: 'x' }), (e) => e instanceof TimeoutError && /1500 ms/.test(e.message));
@@ -26,7 +26,7 @@ test('an infinite loop in a pack is stopped by the worker timeout', async () => 
 });
 
 test('unbounded memory growth in a pack hits the memory cap', async () => {
-  const s = await createSanitizer({ pack: join(packs, 'greedy.wasm'), packMemoryMiB: 16 });
+  const s = await createSanitizer({ pack: join(packs, 'greedy.wasm'), allowUnsigned: true, packMemoryMiB: 16 });
   try {
     await assert.rejects(s.sanitize('MORE memory', { tool: 'x' }), (e) => e instanceof TrapError);
     const out = await s.sanitize('fine now', { tool: 'x' });

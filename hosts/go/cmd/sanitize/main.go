@@ -3,9 +3,12 @@
 //
 //	go run ./hosts/go/cmd/sanitize --tool shell --max-tokens 2000 < output.txt
 //
-// The pipeline and pack components are found under target/components
-// (searched upward from the working directory) unless --pipeline and
-// --pack name them.
+// The pipeline and default pack components are found under
+// target/components (searched upward from the working directory) unless
+// --pipeline names it. As with the Rust CLI, a --pack must be signed by a
+// --trusted-key (repeat for several) unless --allow-unsigned, and --tenant
+// is the tenant it serves; the default pack, built with the repository, is
+// not verified.
 package main
 
 import (
@@ -34,6 +37,12 @@ func (o *optionalUint) Set(s string) error {
 	o.set = err == nil
 	return err
 }
+
+// keyFiles is a repeatable --trusted-key.
+type keyFiles []string
+
+func (k *keyFiles) String() string     { return strings.Join(*k, ",") }
+func (k *keyFiles) Set(s string) error { *k = append(*k, s); return nil }
 
 func find(name string) string {
 	dir, _ := os.Getwd()
@@ -71,7 +80,11 @@ func run() error {
 	contentType := flag.String("content-type", "", "content type of raw input")
 	lenient := flag.Bool("lenient", false, "lenient (documentation) mode")
 	pipeline := flag.String("pipeline", "", "pipeline component (default: target/components/pipeline.wasm)")
-	pack := flag.String("pack", "", "rule pack component (default: target/components/default-pack.wasm)")
+	pack := flag.String("pack", "", "rule pack component, verified (default: target/components/default-pack.wasm)")
+	var trusted keyFiles
+	flag.Var(&trusted, "trusted-key", "public key (PREFIX.pub) trusted to sign --pack; repeat for several")
+	allowUnsigned := flag.Bool("allow-unsigned", false, "accept an unsigned --pack (development only)")
+	tenant := flag.String("tenant", "", "tenant the --pack serves")
 	platformPack := flag.String("platform-pack", "", "the platform's pack, applied whatever --pack says (default: target/components/default-pack.wasm)")
 	timeout := flag.Duration("timeout", 5*time.Second, "wall-clock limit per call")
 	drainLimit := flag.Uint64("drain-limit", rs.DefaultDrainLimit, "stop reading after this many bytes")
@@ -108,8 +121,18 @@ func run() error {
 	if *pipeline == "" {
 		*pipeline = find("pipeline.wasm")
 	}
+	cfg := rs.Config{Timeout: *timeout, Trust: rs.Trust{AllowUnsigned: *allowUnsigned, Tenant: *tenant}}
+	for _, f := range trusted {
+		k, err := rs.ReadPublicKey(f)
+		if err != nil {
+			return err
+		}
+		cfg.Trust.Keys = append(cfg.Trust.Keys, k)
+	}
+	newSanitizer := rs.New
 	if *pack == "" {
 		*pack = find("default-pack.wasm")
+		newSanitizer = rs.NewUnverified
 	}
 	pw, err := os.ReadFile(*pipeline)
 	if err != nil {
@@ -127,11 +150,11 @@ func run() error {
 		return err
 	}
 	ctx := context.Background()
-	cacheDir := ""
 	if d, err := os.UserCacheDir(); err == nil {
-		cacheDir = filepath.Join(d, "result-sanitizer-go")
+		cfg.CacheDir = filepath.Join(d, "result-sanitizer-go")
 	}
-	s, err := rs.New(ctx, pw, pk, rs.Config{Timeout: *timeout, CacheDir: cacheDir, PlatformPack: platform})
+	cfg.PlatformPack = platform
+	s, err := newSanitizer(ctx, pw, pk, cfg)
 	if err != nil {
 		return err
 	}

@@ -159,7 +159,7 @@ vectors: build
 # `make test` runs a smoke of FUZZ_SECONDS per target; for a real run:
 #   make fuzz FUZZ_SECONDS=600
 CARGO_FUZZ_VERSION := 0.13.2
-FUZZ_TARGETS := sanitize redact_stream json head_tail
+FUZZ_TARGETS := sanitize redact_stream json head_tail rule_set pack_format
 FUZZ_SECONDS ?= 5
 
 cargo-fuzz:

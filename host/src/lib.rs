@@ -27,21 +27,22 @@
 
 pub mod abi;
 pub mod componentize;
-pub mod digest;
 pub mod embedded;
 pub mod engine;
 pub mod error;
 pub mod io;
 pub mod limits;
-pub mod manifest;
 pub mod metrics;
 mod naming;
 pub mod pack_build;
 pub mod recall;
 pub mod registry;
 pub mod report;
-pub mod signing;
 pub mod wit;
+
+/// The pack file format (manifest, signature, verification), from its own
+/// crate.
+pub use pack_format::{digest, manifest, signing};
 
 /// Bindings generated from `wit/` (the single source of the types).
 pub mod bindings {

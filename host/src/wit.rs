@@ -4,7 +4,7 @@ use anyhow::Result;
 use wit_parser::{PackageId, Resolve, SourceMap, WorldId};
 
 /// Version of the WIT package this host speaks.
-pub const WIT_VERSION: &str = "0.1.0";
+pub use pack_format::WIT_VERSION;
 /// Interface name of rule packs, as seen in component imports and exports.
 pub const RULE_PACK_INTERFACE: &str = "result-sanitizer:core/rule-pack@0.1.0";
 /// The pipeline's import of the platform pack (same functions as `rule-pack`).

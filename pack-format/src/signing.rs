@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::digest::{hex, sha256_hex};
 use crate::manifest::Manifest;
-use crate::wit::WIT_VERSION;
+use crate::WIT_VERSION;
 
 /// Custom section holding the signature.
 pub const SECTION: &str = "result-sanitizer:signature";

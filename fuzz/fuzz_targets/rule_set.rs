@@ -60,6 +60,8 @@ struct ArbRule {
     allow: Vec<u8>,
     strict_only: bool,
     path: bool,
+    errors_only: bool,
+    replacement: bool,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -94,6 +96,8 @@ fn rule(i: usize, a: &ArbRule) -> Rule {
         allow_regexes: if a.allow.is_empty() { vec![] } else { vec![regex(&a.allow, "")] },
         stopwords: vec![],
         strict_only: a.strict_only,
+        errors_only: a.errors_only,
+        replacement: a.replacement.then(|| "?".to_string()),
     }
 }
 
@@ -132,6 +136,8 @@ fuzz_target!(|c: Case| {
         budgets: vec![],
         lenient_tools: vec![],
         generic: Default::default(),
+        scrub_tools: vec![],
+        readable_roots: vec![],
         relax: c.relax.iter().take(3).map(|&i| format!("r{}", i % 8)).collect(),
     };
     // Alone: compiles, or a typed refusal; then every regex, then a scan.

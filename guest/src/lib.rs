@@ -64,6 +64,7 @@ wit_bindgen::generate!({
         "result-sanitizer:core/rule-pack@0.1.0/rule.allow-regexes": [#[serde(default)]],
         "result-sanitizer:core/rule-pack@0.1.0/rule.stopwords": [#[serde(default)]],
         "result-sanitizer:core/rule-pack@0.1.0/rule.strict-only": [#[serde(default)]],
+        "result-sanitizer:core/rule-pack@0.1.0/rule.errors-only": [#[serde(default)]],
         "result-sanitizer:core/rule-pack@0.1.0/generic-values.allow-regexes": [#[serde(default)]],
         "result-sanitizer:core/rule-pack@0.1.0/generic-values.code-min-length": [#[serde(default)]],
         "result-sanitizer:core/rule-pack@0.1.0/generic-values.code-min-entropy": [#[serde(default)]],

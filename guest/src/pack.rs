@@ -25,6 +25,9 @@
 //! - a tenant rule equal to a platform rule (a pack built with the
 //!   defaults) is dropped: the platform's copy runs, under the platform's
 //!   allowlists;
+//! - scrub tools and readable roots add up (a readable root becomes an
+//!   anchored allow regex of each `errors-only` path rule: the one way a
+//!   tenant widens a platform rule, and only for paths in error output);
 //! - path roots add up; the tenant's budgets come before the platform's
 //!   (a budget sizes the output, it does not decide what is a secret);
 //!   the generic thresholds for source code are the platform's;
@@ -142,6 +145,11 @@ impl CompiledPack {
         })
     }
 
+    /// Whether a successful result of `tool` is scrubbed as an error's is.
+    pub(crate) fn scrub_tool(&self, tool: &str) -> bool {
+        self.rules.scrub_tools.iter().any(|t| t == tool || t == "*")
+    }
+
     /// Whether the tenant's own generic rules are lenient for `tool`.
     pub(crate) fn tenant_lenient(&self, tool: &str) -> bool {
         self.tenant_lenient_tools.iter().any(|t| t == tool)
@@ -172,6 +180,7 @@ impl CompiledPack {
     /// findings included, overlapping spans merged): rule id and byte span.
     pub fn findings(&self, text: &str) -> Vec<Finding> {
         crate::stages::redact::Pass::new(self, false)
+            .scrub(true)
             .spans(text)
             .into_iter()
             .map(|s| Finding { rule_id: s.rule, start: s.start as u32, end: s.end as u32 })
@@ -201,6 +210,8 @@ pub(crate) fn empty_rule_set() -> RuleSet {
         budgets: Vec::new(),
         lenient_tools: Vec::new(),
         generic: Default::default(),
+        scrub_tools: Vec::new(),
+        readable_roots: Vec::new(),
         relax: Vec::new(),
     }
 }
@@ -212,6 +223,15 @@ struct Merged {
     tenant_from: usize,
     tenant_lenient_tools: Vec<String>,
     relaxed: Vec<String>,
+}
+
+/// Appends the items of `more` that `to` does not hold.
+fn add_new(to: &mut Vec<String>, more: Vec<String>) {
+    for m in more {
+        if !to.contains(&m) {
+            to.push(m);
+        }
+    }
 }
 
 /// Merges a tenant's rule set onto the platform's (see the module docs).
@@ -251,6 +271,14 @@ fn merge(mut p: RuleSet, t: RuleSet) -> Merged {
         if !p.path_roots.contains(&root) {
             p.path_roots.push(root);
         }
+    }
+    add_new(&mut p.scrub_tools, t.scrub_tools);
+    add_new(&mut p.readable_roots, t.readable_roots);
+    // Paths under a readable root stay readable in error output.
+    let readable: Vec<String> =
+        p.readable_roots.iter().map(|r| format!("^{}(?:/|$)", regex_lite::escape(r.trim_end_matches('/')))).collect();
+    for r in p.rules.iter_mut().filter(|r| r.errors_only && r.kind == crate::pack_api::RuleKind::Path) {
+        r.allow_regexes.extend(readable.iter().cloned());
     }
     let mut budgets = t.budgets;
     budgets.append(&mut p.budgets);

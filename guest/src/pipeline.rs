@@ -53,7 +53,12 @@ pub(crate) fn sanitize_visible(
 ) -> Result<(Sanitized, String), SanitizeError> {
     let budget = options::resolve(opts, &pack.rules)?;
     let tok = Tokenizer::get(opts.encoding);
-    let pass = Pass::for_tool(pack, options::lenient(opts, &pack.rules), &opts.tool).inline_allow(!opts.untrusted);
+    // Error results are scrubbed (internal hosts, private addresses, SQL
+    // literals, server paths), and the tools the packs opt in.
+    let scrub = opts.tool_error.is_some() || pack.scrub_tool(&opts.tool);
+    let pass = Pass::for_tool(pack, options::lenient(opts, &pack.rules), &opts.tool)
+        .inline_allow(!opts.untrusted)
+        .scrub(scrub);
     let mut record = RecordBuilder::new(opts, &budget, pack, input.len());
     record.stage(Stage::Triage, input.len(), input.len());
 
@@ -131,7 +136,7 @@ pub(crate) fn sanitize_visible(
 
     // Source code is redacted as code, in the content and in the final
     // pass of each render alike.
-    let pass = pass.over_code(body.class == ContentClass::Code);
+    let pass = pass.over_code(body.class == ContentClass::Code).scrub(scrub || body.is_error);
     // The final pass leaves markup alone, so the caller text that markup
     // carries is redacted before it goes in.
     let shown = shown_options(opts, &pass, &mut record);

@@ -25,6 +25,8 @@ fn pack() -> CompiledPack {
         allow_regexes: vec![],
         stopwords: vec![],
         strict_only: false,
+        errors_only: false,
+        replacement: None,
     };
     let rules = RuleSet {
         rules: vec![
@@ -37,6 +39,8 @@ fn pack() -> CompiledPack {
         budgets: vec![],
         lenient_tools: vec![],
         generic: Default::default(),
+        scrub_tools: vec![],
+        readable_roots: vec![],
         relax: vec![],
     };
     let info = PackInfo {

@@ -99,6 +99,18 @@ pub struct RulesFile {
     /// How generic rules judge values, as the WIT's `generic-values`.
     #[serde(default)]
     pub generic: g::GenericValues,
+    /// Tools whose successful results are scrubbed as error results are
+    /// (`errors_only` rules); `*` for every tool.
+    #[serde(default)]
+    pub scrub_tools: Vec<String>,
+    /// Absolute path prefixes that scrubbing leaves readable (a workspace).
+    #[serde(default)]
+    pub readable_roots: Vec<String>,
+    /// This tenant's internal host names, as `*.int.example.com` (any host
+    /// under it) or `db.example.com` (that host): they become one scrubbing
+    /// rule, `internal-domain`.
+    #[serde(default)]
+    pub internal_domains: Vec<String>,
     /// Platform rules this pack asks to turn off for its tenant; only ids
     /// that its platform-signed manifest grants (`pack sign --may-relax`)
     /// take effect.
@@ -171,10 +183,21 @@ impl RulesFile {
             budgets: vec![],
             lenient_tools: vec![],
             generic: parsed.generic.clone(),
+            scrub_tools: vec![],
+            readable_roots: vec![],
             relax: vec![],
         };
         if let Err(e) = result_sanitizer_pipeline::check_rule_set(&global) {
             problems.push(format!("{file}: {e}"));
+        }
+        for (i, d) in parsed.internal_domains.iter().enumerate() {
+            let name = d.strip_prefix("*.").unwrap_or(d);
+            let ok = name.split('.').count() >= 2
+                && name.split('.').all(|l| !l.is_empty() && l.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-'));
+            if !ok {
+                problems
+                    .push(format!("{file}: internal_domains {}: write `*.example.com` or `host.example.com`", i + 1));
+            }
         }
         for (i, id) in parsed.relax.iter().enumerate() {
             if !result_sanitizer_pipeline::valid_rule_id(id) {
@@ -214,6 +237,9 @@ impl RulesFile {
         if entry.examples.is_empty() {
             p.push("needs at least one example it must redact".into());
         }
+        if r.replacement.is_some() && !r.errors_only {
+            p.push("a replacement is for errors_only (scrubbing) rules; secrets become [REDACTED:<id>]".into());
+        }
         if entry.counter_examples.is_empty() {
             p.push("needs at least one counter_example it must leave alone".into());
         }
@@ -227,6 +253,8 @@ impl RulesFile {
             // Only a generic rule reads the generic values: the others skip
             // compiling them (a pack build checks every default rule).
             generic: if r.strict_only { self.generic.clone() } else { Default::default() },
+            scrub_tools: vec![],
+            readable_roots: vec![],
             relax: vec![],
         };
         // One compiled pack per rule, its regexes all compiled, checks every
@@ -277,6 +305,9 @@ impl RulesFile {
         base.budgets = self.budgets;
         base.lenient_tools = self.lenient_tools;
         base.relax = self.relax;
+        base.scrub_tools.extend(self.scrub_tools);
+        base.readable_roots.extend(self.readable_roots);
+        base.internal_domains.extend(self.internal_domains);
         // A tenant adds shapes of its code; the code thresholds are the
         // defaults' (a file that sets its own is refused, not ignored).
         let g = &self.generic;
@@ -295,15 +326,53 @@ impl RulesFile {
     /// The rule set as the pipeline's type (for native use and tests).
     pub fn to_rule_set(&self) -> g::RuleSet {
         g::RuleSet {
-            rules: self.rules.iter().map(|r| r.get_ref().rule.clone()).collect(),
+            rules: self.rules.iter().map(|r| r.get_ref().rule.clone()).chain(self.internal_domain_rule()).collect(),
             allow_regexes: self.allowlist.regexes.clone(),
             stopwords: self.allowlist.stopwords.clone(),
             path_roots: self.path_roots.clone(),
             budgets: self.budgets.clone(),
             lenient_tools: self.lenient_tools.clone(),
             generic: self.generic.clone(),
+            scrub_tools: self.scrub_tools.clone(),
+            readable_roots: self.readable_roots.clone(),
             relax: self.relax.clone(),
         }
+    }
+
+    /// The `internal-domain` rule made of `internal_domains`: a host name
+    /// under one of them (or equal to one) in error output.
+    fn internal_domain_rule(&self) -> Option<g::Rule> {
+        if self.internal_domains.is_empty() {
+            return None;
+        }
+        let label = "[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?";
+        let alts: Vec<String> = self
+            .internal_domains
+            .iter()
+            .map(|d| match d.strip_prefix("*.") {
+                Some(suffix) => format!("(?:{label}\\.)+{}", regex_lite::escape(&suffix.to_ascii_lowercase())),
+                None => regex_lite::escape(&d.to_ascii_lowercase()),
+            })
+            .collect();
+        Some(g::Rule {
+            id: "internal-domain".into(),
+            description: "A host name under this pack's internal domains (internal_domains)".into(),
+            kind: g::RuleKind::Secret,
+            regex: format!("(?i)\\b((?:{}))\\b", alts.join("|")),
+            keywords: self
+                .internal_domains
+                .iter()
+                .map(|d| d.strip_prefix("*.").unwrap_or(d).to_ascii_lowercase())
+                .collect(),
+            secret_group: 1,
+            entropy: None,
+            window: 256,
+            allow_regexes: vec![],
+            stopwords: vec![],
+            strict_only: false,
+            errors_only: true,
+            replacement: None,
+        })
     }
 
     /// Identity from `[pack]`, with overrides.

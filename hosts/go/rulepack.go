@@ -19,7 +19,8 @@ var (
 		{"id", str}, {"description", str}, {"kind", RuleKind}, {"regex", str}, {"keywords", strList},
 		{"secret-group", &Type{Kind: U32}}, {"entropy", &Type{Kind: Option, Elem: &Type{Kind: F32}}},
 		{"window", &Type{Kind: U32}}, {"allow-regexes", strList}, {"stopwords", strList},
-		{"strict-only", &Type{Kind: Bool}},
+		{"strict-only", &Type{Kind: Bool}}, {"errors-only", &Type{Kind: Bool}},
+		{"replacement", &Type{Kind: Option, Elem: str}},
 	}}
 	// BudgetOverride is `budget-override`.
 	BudgetOverride = &Type{Kind: Record, Name: "budget-override", Fields: []Field{
@@ -37,7 +38,7 @@ var (
 	RuleSet = &Type{Kind: Record, Name: "rule-set", Fields: []Field{
 		{"rules", &Type{Kind: List, Elem: Rule}}, {"allow-regexes", strList}, {"stopwords", strList},
 		{"path-roots", strList}, {"budgets", &Type{Kind: List, Elem: BudgetOverride}}, {"lenient-tools", strList},
-		{"generic", GenericValues}, {"relax", strList},
+		{"generic", GenericValues}, {"scrub-tools", strList}, {"readable-roots", strList}, {"relax", strList},
 	}}
 	// Finding is `finding`.
 	Finding = &Type{Kind: Record, Name: "finding", Fields: []Field{

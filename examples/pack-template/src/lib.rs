@@ -80,6 +80,8 @@ impl Guest for AcmePack {
                 code_min_entropy: 0.0,
                 code_min_classes: 0,
             },
+            scrub_tools: vec![],
+            readable_roots: vec![],
             relax: vec![],
         }
     }

@@ -60,6 +60,14 @@ pub fn parse(
     let content =
         obj.get("content").and_then(Value::as_array).ok_or_else(|| bad("CallToolResult.content must be an array"))?;
     let is_error = obj.get("isError").and_then(Value::as_bool).unwrap_or(false);
+    // An error result is scrubbed, its structured content and links too.
+    let scrubbing;
+    let pass = if is_error {
+        scrubbing = pass.scrub(true);
+        &scrubbing
+    } else {
+        pass
+    };
     let mut text = String::new();
     let mut extras = Vec::new();
     let mut notes = Vec::new();

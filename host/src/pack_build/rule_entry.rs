@@ -177,7 +177,7 @@ mod tests {
             e.starts_with("r.toml:8: rule `acme-token`: unknown field `secert_group`, expected one of `id`,"),
             "{e}"
         );
-        assert!(e.contains("`strict_only`, `examples`, `counter_examples`"), "{e}");
+        assert!(e.contains("`strict_only`, `errors_only`, `replacement`, `examples`, `counter_examples`"), "{e}");
     }
 
     #[test]

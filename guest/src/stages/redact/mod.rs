@@ -105,6 +105,9 @@ pub(crate) struct Mode {
     /// A line holding [`ALLOW_MARKER`] is left alone (content the user
     /// controls); off for untrusted content.
     pub inline_allow: bool,
+    /// An error result (or a tool the packs scrub): the `errors-only`
+    /// rules run too.
+    pub scrub: bool,
 }
 
 /// Inline marker that keeps a line from being redacted, as gitleaks'

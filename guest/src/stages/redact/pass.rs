@@ -55,6 +55,12 @@ impl<'p> Pass<'p> {
         Self { mode: Mode { inline_allow, ..self.mode }, ..self }
     }
 
+    /// The same pass scrubbing (`scrub`) or not: an error result, or a
+    /// tool the packs list in `scrub-tools`, gets the `errors-only` rules.
+    pub(crate) fn scrub(self, scrub: bool) -> Self {
+        Self { mode: Mode { scrub, ..self.mode }, ..self }
+    }
+
     /// The same pass over source code (`code`) or other text: in code,
     /// generic rules look only inside string literals.
     pub(crate) fn over_code(self, code: bool) -> Self {
@@ -72,7 +78,7 @@ impl<'p> Pass<'p> {
     /// too; replacements are added to `counts`.
     pub(crate) fn redact(&self, text: &str, defang: bool, counts: &mut Counts) -> Redacted {
         let spans = self.spans(text);
-        let mut list = to_edits(&spans, counts);
+        let mut list = self.edits_for(&spans, counts);
         let mut defanged = 0;
         if defang {
             let mut defangs = defang::edits(text);
@@ -108,7 +114,7 @@ impl<'p> Pass<'p> {
             });
         }
         let kept = (before - spans.len()) as u32;
-        let (text, _) = edits::apply(text, &to_edits(&spans, counts));
+        let (text, _) = edits::apply(text, &self.edits_for(&spans, counts));
         (text, kept)
     }
 
@@ -135,16 +141,18 @@ impl<'p> Pass<'p> {
     }
 }
 
-/// Replacement edits for `spans`, with counts by rule id added to
-/// `counts`.
-fn to_edits(spans: &[Span], counts: &mut Counts) -> Vec<Edit> {
-    spans
-        .iter()
-        .map(|s| {
-            *counts.entry(s.rule.clone()).or_default() += 1;
-            Edit { start: s.start, end: s.end, with: markup::redacted(&s.rule) }
-        })
-        .collect()
+impl Pass<'_> {
+    /// Replacement edits for `spans` (`[REDACTED:<id>]`, or the rule's
+    /// replacement), with counts by rule id added to `counts`.
+    fn edits_for(&self, spans: &[Span], counts: &mut Counts) -> Vec<Edit> {
+        spans
+            .iter()
+            .map(|s| {
+                *counts.entry(s.rule.clone()).or_default() += 1;
+                Edit { start: s.start, end: s.end, with: self.pack.ruleset.replacement(&s.rule) }
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

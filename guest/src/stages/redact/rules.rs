@@ -38,6 +38,8 @@ pub(super) struct CompiledRule {
     /// A rule of the tenant's pack (not the platform's): the tenant's
     /// lenient tools apply to it.
     pub(super) tenant: bool,
+    /// A scrubbing rule: only in error results ([`super::Mode::scrub`]).
+    pub(super) errors_only: bool,
     /// Source of the regex; compiled on the rule's first keyword hit (most
     /// rules never hit in a given call, and a pack has hundreds).
     pub(super) src: String,
@@ -125,6 +127,9 @@ pub(crate) struct Ruleset {
     pub(super) stopwords: Vec<String>,
     pub(super) roots: Option<AhoCorasick>,
     pub(super) error: Mutex<Option<String>>,
+    /// What a rule's match becomes when not `[REDACTED:<id>]`, by id (the
+    /// first rule of an id decides).
+    pub(super) replacements: Vec<(String, String)>,
 }
 
 /// Compiles a rule's regex (regex-lite syntax) for the `regex` crate's
@@ -245,10 +250,12 @@ impl Ruleset {
                 compiled: OnceLock::new(),
                 lite: OnceLock::new(),
                 id: r.id.clone(),
-                propagate: r.kind == crate::pack_api::RuleKind::Secret,
+                // A scrubbed literal (`99812`) is no secret to seek elsewhere.
+                propagate: r.kind == crate::pack_api::RuleKind::Secret && !r.errors_only,
                 path: r.kind == crate::pack_api::RuleKind::Path,
                 strict_only: r.strict_only,
                 tenant: false,
+                errors_only: r.errors_only,
                 secret_group: r.secret_group as usize,
                 entropy: r.entropy,
                 window: if r.window == 0 { DEFAULT_WINDOW } else { r.window as usize },
@@ -276,6 +283,14 @@ impl Ruleset {
             "path roots",
         )?;
         let stopwords = set.stopwords.clone();
+        let mut replacements: Vec<(String, String)> = Vec::new();
+        for r in &set.rules {
+            if let Some(with) = &r.replacement {
+                if !replacements.iter().any(|(id, _)| *id == r.id) {
+                    replacements.push((r.id.clone(), with.clone()));
+                }
+            }
+        }
         Ok(Self {
             rules,
             keywords,
@@ -290,7 +305,17 @@ impl Ruleset {
             stopwords,
             roots,
             error: Mutex::new(None),
+            replacements,
         })
+    }
+
+    /// What a span of rule `id` becomes: its replacement, or
+    /// `[REDACTED:<id>]`.
+    pub(crate) fn replacement(&self, id: &str) -> String {
+        match self.replacements.iter().find(|(r, _)| r == id) {
+            Some((_, with)) => with.clone(),
+            None => crate::markup::redacted(id),
+        }
     }
 
     /// Marks the rules from index `from` on as the tenant's.
@@ -437,6 +462,8 @@ pub(super) mod tests {
             allow_regexes: vec![],
             stopwords: vec![],
             strict_only: false,
+            errors_only: false,
+            replacement: None,
         }
     }
 

@@ -137,6 +137,9 @@ impl Ruleset {
             if rule.strict_only && (mode.lenient || (rule.tenant && mode.lenient_tenant)) {
                 continue;
             }
+            if rule.errors_only && !mode.scrub {
+                continue;
+            }
             // A home path in source code was written by its author
             // (`/home/foo` in a test), not printed by a tool about the
             // user running it; tenant roots still apply.

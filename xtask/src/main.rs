@@ -24,6 +24,12 @@
 //! default pack) into one component that imports nothing, for runtimes
 //! that take a single module (edge workers, browsers): `make edge`.
 //!
+//! `xtask edge-http ADAPTER` turns the HTTP adapter's core module
+//! (`edge/http`, built for `wasm32-unknown-unknown`) into a component and
+//! composes it with the edge component into a `wasi:http/proxy` component,
+//! `target/edge/result-sanitizer-http.wasm`, whose only imports are WASI
+//! HTTP types and streams: `make edge-http` (docs/edge.md).
+//!
 //! Outputs go to `target/components/`; a file is rewritten only when its
 //! bytes change, so cargo does not rebuild the host for nothing.
 
@@ -45,6 +51,13 @@ fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("edge") {
         return edge(&root, args.get(1).map(PathBuf::from));
+    }
+    if args.first().map(String::as_str) == Some("edge-http") {
+        let core = args
+            .get(1)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target/wasm32-unknown-unknown/release/result_sanitizer_edge_http.wasm"));
+        return edge_http(&root, &core);
     }
     let core_path = args
         .first()
@@ -205,6 +218,58 @@ fn edge(root: &Path, pack: Option<PathBuf>) -> Result<()> {
         anyhow::bail!("the composed component still imports `{name}`");
     }
     let out = out_dir.join("result-sanitizer.wasm");
+    std::fs::write(&out, &bytes)?;
+    println!("wrote {} ({} bytes)", out.display(), bytes.len());
+    Ok(())
+}
+
+/// Composes the HTTP adapter with the pre-initialised pipeline and the
+/// default pack into `target/edge/result-sanitizer-http.wasm`. The warm
+/// pipeline, not the edge component's: a proxy host makes an instance per
+/// request, and a fresh cold one would spend ~100 ms building the
+/// tokenizer tables the warm one carries in its memory image.
+fn edge_http(root: &Path, core: &Path) -> Result<()> {
+    let out_dir = root.join("target/edge");
+    let components = root.join("target/components");
+    std::fs::create_dir_all(&out_dir)?;
+    let warm = components.join("pipeline-warm.wasm");
+    let pack = components.join("default-pack.wasm");
+    let config = wasm_compose::config::Config {
+        dir: components.clone(),
+        definitions: vec![pack.clone()],
+        disallow_imports: true,
+        ..Default::default()
+    };
+    let pipeline = wasm_compose::composer::ComponentComposer::new(&warm, &config)
+        .compose()
+        .with_context(|| format!("composing {} with {}", warm.display(), pack.display()))?;
+    let edge = out_dir.join("pipeline-warm-composed.wasm");
+    std::fs::write(&edge, &pipeline)?;
+    let adapter_core = std::fs::read(core).with_context(|| format!("reading {}", core.display()))?;
+    let adapter = componentize::componentize(&adapter_core).context("componentizing the HTTP adapter")?;
+    let adapter_path = out_dir.join("http-adapter.wasm");
+    std::fs::write(&adapter_path, &adapter)?;
+    let config =
+        wasm_compose::config::Config { dir: out_dir.clone(), definitions: vec![edge.clone()], ..Default::default() };
+    let bytes = wasm_compose::composer::ComponentComposer::new(&adapter_path, &config)
+        .compose()
+        .with_context(|| format!("composing the HTTP adapter with {}", edge.display()))?;
+    // What a proxy host must give it: WASI HTTP types and streams, nothing
+    // of the pipeline's (that is inside).
+    let engine = engine::new_engine()?;
+    let c = wasmtime::component::Component::new(&engine, &bytes)?;
+    let ty = c.component_type();
+    for (name, _) in ty.imports(&engine) {
+        anyhow::ensure!(
+            name.starts_with("wasi:http/types@0.2.") || name.starts_with("wasi:io/"),
+            "the HTTP component imports `{name}`, outside the proxy world's HTTP types and streams"
+        );
+    }
+    anyhow::ensure!(
+        ty.exports(&engine).any(|(name, _)| name.starts_with("wasi:http/incoming-handler@0.2.")),
+        "the HTTP component does not export wasi:http/incoming-handler"
+    );
+    let out = out_dir.join("result-sanitizer-http.wasm");
     std::fs::write(&out, &bytes)?;
     println!("wrote {} ({} bytes)", out.display(), bytes.len());
     Ok(())

@@ -53,10 +53,14 @@ async function start(cmd, args, opts = {}) {
   return { base, pid: child.pid, log: () => out, stop: () => child.kill('SIGTERM') };
 }
 
-/** `wasmtime serve` on the precompiled wasi:http component. */
+/**
+ * `wasmtime serve` on the precompiled wasi:http component. The pooling
+ * allocator is off: the CLI is built without it (Makefile, WASMTIME_FEATURES),
+ * and copy-on-write memory images keep a fresh instance per request cheap.
+ */
 export function startWasmtime() {
   const cwasm = join(repo, 'target', 'edge', 'result-sanitizer-http.cwasm');
-  return start(WASMTIME, (port) => ['serve', '--allow-precompiled', '--addr', `127.0.0.1:${port}`, cwasm]);
+  return start(WASMTIME, (port) => ['serve', '--allow-precompiled', '-O', 'pooling-allocator=n', '--addr', `127.0.0.1:${port}`, cwasm]);
 }
 
 /** workerd on the Worker bundle, from a generated config. */

@@ -217,10 +217,9 @@ fn edge(root: &Path, pack: Option<PathBuf>) -> Result<()> {
     if let Some((name, _)) = c.component_type().imports(&engine).next() {
         anyhow::bail!("the composed component still imports `{name}`");
     }
-    let out = out_dir.join("result-sanitizer.wasm");
-    std::fs::write(&out, &bytes)?;
-    println!("wrote {} ({} bytes)", out.display(), bytes.len());
-    Ok(())
+    // Rewritten only when it changes: the Worker bundle and the wasi:http
+    // build are made from it by its time.
+    write_if_changed(&out_dir.join("result-sanitizer.wasm"), &bytes)
 }
 
 /// Composes the HTTP adapter with the pre-initialised pipeline and the
@@ -244,11 +243,11 @@ fn edge_http(root: &Path, core: &Path) -> Result<()> {
         .compose()
         .with_context(|| format!("composing {} with {}", warm.display(), pack.display()))?;
     let edge = out_dir.join("pipeline-warm-composed.wasm");
-    std::fs::write(&edge, &pipeline)?;
+    write_if_changed(&edge, &pipeline)?;
     let adapter_core = std::fs::read(core).with_context(|| format!("reading {}", core.display()))?;
     let adapter = componentize::componentize(&adapter_core).context("componentizing the HTTP adapter")?;
     let adapter_path = out_dir.join("http-adapter.wasm");
-    std::fs::write(&adapter_path, &adapter)?;
+    write_if_changed(&adapter_path, &adapter)?;
     let config =
         wasm_compose::config::Config { dir: out_dir.clone(), definitions: vec![edge.clone()], ..Default::default() };
     let bytes = wasm_compose::composer::ComponentComposer::new(&adapter_path, &config)
@@ -269,10 +268,8 @@ fn edge_http(root: &Path, core: &Path) -> Result<()> {
         ty.exports(&engine).any(|(name, _)| name.starts_with("wasi:http/incoming-handler@0.2.")),
         "the HTTP component does not export wasi:http/incoming-handler"
     );
-    let out = out_dir.join("result-sanitizer-http.wasm");
-    std::fs::write(&out, &bytes)?;
-    println!("wrote {} ({} bytes)", out.display(), bytes.len());
-    Ok(())
+    // Rewritten only when it changes, so it is precompiled again only then.
+    write_if_changed(&out_dir.join("result-sanitizer-http.wasm"), &bytes)
 }
 
 /// Pre-initialises the pipeline's core module with wizer: instantiates it

@@ -4,7 +4,7 @@
 // (`make edge-worker`) from a capnp config generated here.
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
@@ -40,16 +40,21 @@ async function waitReady(child, base, log) {
   throw new Error(`the server did not answer within 120 s: ${log()}`);
 }
 
-async function start(cmd, args, opts = {}) {
+async function start(cmd, args, cleanup = () => {}) {
   const port = await freePort();
-  const child = spawn(cmd, args(port), { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+  const child = spawn(cmd, args(port), { stdio: ['ignore', 'pipe', 'pipe'] });
+
   let out = '';
   // Kept for a failure message only; the servers never see secrets in
   // their own logs (neither logs bodies).
   child.stdout.on('data', (d) => (out = (out + d).slice(-4000)));
   child.stderr.on('data', (d) => (out = (out + d).slice(-4000)));
   const base = `http://127.0.0.1:${port}`;
-  await waitReady(child, base, () => out);
+  try {
+    await waitReady(child, base, () => out);
+  } finally {
+    cleanup(port);
+  }
   return { base, pid: child.pid, log: () => out, stop: () => child.kill('SIGTERM') };
 }
 
@@ -73,7 +78,8 @@ export function startWorkerd() {
       : `(name = "${f}", esModule = embed "${f}")`,
   );
   return start(WORKERD, (port) => {
-    // Beside the bundle: `embed` paths are relative to the config.
+    // Beside the bundle (`embed` paths are relative to the config); read
+    // at start-up only, so removed once the server answers.
     const config = join(dist, `workerd-${port}.capnp`);
     writeFileSync(
       config,
@@ -90,5 +96,5 @@ const worker :Workerd.Worker = (
 `,
     );
     return ['serve', config];
-  });
+  }, (port) => rmSync(join(dist, `workerd-${port}.capnp`), { force: true }));
 }

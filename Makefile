@@ -175,7 +175,7 @@ edge: build
 # warm pipeline and the default pack) and by workerd (the Cloudflare
 # Worker in examples/edge/cloudflare over the jco-transpiled edge
 # component). wasmtime-cli comes from crates.io, pinned to the embedded
-# wasmtime's version, with only what `serve` and `compile` need (~6 min
+# wasmtime's version, with only what `serve` and `compile` need (~8 CPU-min
 # to build once; cached in ~/.cargo/bin like cargo-fuzz); workerd from
 # npm (examples/edge/cloudflare/package-lock.json).
 WASMTIME_VERSION  := 48.0.8

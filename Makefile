@@ -16,7 +16,7 @@ CORE      := target/$(WASM_TARGET)/release/result_sanitizer_pipeline.wasm
 BIN       := target/release/result-sanitizer
 SHARED    ?= $(abspath ../shared)
 
-.PHONY: all build wasm-target components js-host test-packs lint demo test test-rust test-js test-go edge fuzz cargo-fuzz vectors bench precision clean
+.PHONY: all build wasm-target components js-host test-packs lint demo test test-rust test-js test-go edge edge-http edge-worker edge-test edge-bench wasmtime-cli fuzz cargo-fuzz vectors bench precision clean
 
 all: build
 
@@ -135,6 +135,8 @@ bench: build $(GITLEAKS)
 	@echo
 	target/release/examples/bench_tenants 1000
 	@echo
+	@$(MAKE) --no-print-directory edge-bench
+	@echo
 	target/release/examples/precision --gitleaks $(GITLEAKS) $(PRECISION_FLAGS)
 
 # False alarms on real source code (cargo registry sources, Python's
@@ -186,6 +188,61 @@ edge: build
 	  echo "edge component: $$size bytes (goal <= 10485760), $$gz bytes gzip -9 (goal <= 4194304)"; \
 	  test $$size -le 10485760 && test $$gz -le 4194304
 
+# The edge runtimes (docs/edge.md): one HTTP API served by `wasmtime serve`
+# (a wasi:http/proxy component: the adapter in edge/http composed with the
+# warm pipeline and the default pack) and by workerd (the Cloudflare
+# Worker in examples/edge/cloudflare over the jco-transpiled edge
+# component). wasmtime-cli comes from crates.io, pinned to the embedded
+# wasmtime's version, with only what `serve` and `compile` need (~8 CPU-min
+# to build once; cached in ~/.cargo/bin like cargo-fuzz); workerd from
+# npm (examples/edge/cloudflare/package-lock.json).
+WASMTIME_VERSION  := 48.0.8
+WASMTIME_FEATURES := serve,run,compile,component-model-async
+WASMTIME          ?= $(or $(CARGO_HOME),$(HOME)/.cargo)/bin/wasmtime
+EDGE_HTTP         := target/edge/result-sanitizer-http.wasm
+WORKER            := examples/edge/cloudflare
+WORKER_DEPS       := $(WORKER)/node_modules/.npm-ci.stamp
+WORKER_DIST       := $(WORKER)/dist/.build.stamp
+
+wasmtime-cli:
+	@$(WASMTIME) --version 2>/dev/null | grep -q '^wasmtime $(WASMTIME_VERSION) ' || \
+	  $(CARGO) install --locked wasmtime-cli --version $(WASMTIME_VERSION) \
+	    --no-default-features --features $(WASMTIME_FEATURES)
+
+# The adapter's core module, composed (xtask edge-http), then precompiled
+# by the wasmtime that serves it, so `serve` starts without Cranelift.
+edge-http: edge wasmtime-cli
+	$(CARGO) build --release --target $(WASM_TARGET) -p result-sanitizer-edge-http
+	target/release/xtask edge-http
+	@if [ ! -f $(EDGE_HTTP:.wasm=.cwasm) ] || [ $(EDGE_HTTP) -nt $(EDGE_HTTP:.wasm=.cwasm) ]; then \
+	  echo "$(WASMTIME) compile $(EDGE_HTTP)"; \
+	  $(WASMTIME) compile -o $(EDGE_HTTP:.wasm=.cwasm) $(EDGE_HTTP); \
+	fi
+	@size=$$(wc -c < $(EDGE_HTTP)); gz=$$(gzip -9 -c $(EDGE_HTTP) | wc -c); \
+	  echo "wasi:http component: $$size bytes, $$gz bytes gzip -9"
+
+$(WORKER_DEPS): $(WORKER)/package.json $(WORKER)/package-lock.json
+	cd $(WORKER) && npm ci --no-audit --no-fund
+	touch $@
+
+$(WORKER_DIST): $(WORKER_DEPS) $(JS_DEPS) $(WORKER)/scripts/build.mjs $(WORKER)/src/worker.js \
+	    hosts/js/src/transpile.js target/edge/result-sanitizer.wasm
+	cd $(WORKER) && node scripts/build.mjs
+	touch $@
+
+# The Worker bundle (dist/), its size printed against the Workers limits.
+edge-worker: edge
+	@$(MAKE) --no-print-directory $(WORKER_DIST)
+
+# Both runtimes on loopback ports, real HTTP requests, answers compared
+# with the CLI's bytes (examples/edge/test/).
+edge-test: edge-http edge-worker
+	WASMTIME=$(WASMTIME) node --test examples/edge/test/http.test.mjs
+
+# CPU per request by result size in each runtime (docs/benchmarks.md).
+edge-bench: edge-http edge-worker
+	WASMTIME=$(WASMTIME) node examples/edge/test/bench.mjs
+
 # JavaScript host: npm dependencies and jco transpilation come from `build`
 # (js-host); Node's test runner (vectors, the sanitize command, limits, the
 # edge component).
@@ -204,7 +261,7 @@ test-go: build
 test: lint
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory test-packs
-	@$(MAKE) --no-print-directory test-rust test-js test-go fuzz
+	@$(MAKE) --no-print-directory test-rust test-js test-go edge-test fuzz
 
 clean:
 	$(CARGO) clean

@@ -24,6 +24,12 @@
 //! default pack) into one component that imports nothing, for runtimes
 //! that take a single module (edge workers, browsers): `make edge`.
 //!
+//! `xtask edge-http ADAPTER` turns the HTTP adapter's core module
+//! (`edge/http`, built for `wasm32-unknown-unknown`) into a component and
+//! composes it with the edge component into a `wasi:http/proxy` component,
+//! `target/edge/result-sanitizer-http.wasm`, whose only imports are WASI
+//! HTTP types and streams: `make edge-http` (docs/edge.md).
+//!
 //! Outputs go to `target/components/`; a file is rewritten only when its
 //! bytes change, so cargo does not rebuild the host for nothing.
 
@@ -45,6 +51,13 @@ fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("edge") {
         return edge(&root, args.get(1).map(PathBuf::from));
+    }
+    if args.first().map(String::as_str) == Some("edge-http") {
+        let core = args
+            .get(1)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target/wasm32-unknown-unknown/release/result_sanitizer_edge_http.wasm"));
+        return edge_http(&root, &core);
     }
     let core_path = args
         .first()
@@ -188,9 +201,29 @@ fn edge(root: &Path, pack: Option<PathBuf>) -> Result<()> {
     let pack = pack.unwrap_or_else(|| components.join("default-pack.wasm"));
     let out_dir = root.join("target/edge");
     std::fs::create_dir_all(&out_dir)?;
-    // One pack instance serves both of the pipeline's pack imports: the
-    // platform's floor and the tenant's pack are the same (the pipeline
-    // counts its rules once).
+    let pipeline = components.join("pipeline.wasm");
+    let bytes = compose_with_pack(&components, &pipeline, &pack)?;
+    // It must stand alone: no imports left.
+    let engine = engine::new_engine()?;
+    let c = wasmtime::component::Component::new(&engine, &bytes)?;
+    if let Some((name, _)) = c.component_type().imports(&engine).next() {
+        anyhow::bail!("the composed component still imports `{name}`");
+    }
+    // Rewritten only when it changes: the Worker bundle and the wasi:http
+    // build are made from it by its time.
+    write_if_changed(&out_dir.join("result-sanitizer.wasm"), &bytes)
+}
+
+/// Composes the HTTP adapter with the pre-initialised pipeline and the
+/// default pack into `target/edge/result-sanitizer-http.wasm`. The warm
+/// pipeline, not the edge component's: a proxy host makes an instance per
+/// request, and a fresh cold one would spend ~100 ms building the
+/// tokenizer tables the warm one carries in its memory image.
+/// `pipeline` composed with `pack`: one pack instance serves both of the
+/// pipeline's pack imports (the platform's floor and the tenant's pack are
+/// the same; the pipeline counts its rules once). Nothing may stay
+/// imported.
+fn compose_with_pack(dir: &Path, pipeline: &Path, pack: &Path) -> Result<Vec<u8>> {
     use result_sanitizer::wit::{PLATFORM_INTERFACE, RULE_PACK_INTERFACE};
     use wasm_compose::config::{Config, Dependency, Instantiation, InstantiationArg};
     let arg = || InstantiationArg { instance: "pack".into(), export: Some(RULE_PACK_INTERFACE.into()) };
@@ -201,26 +234,52 @@ fn edge(root: &Path, pack: Option<PathBuf>) -> Result<()> {
             .collect(),
     };
     let config = Config {
-        dir: components.clone(),
-        dependencies: [("pack".to_string(), Dependency { path: pack.clone() })].into_iter().collect(),
+        dir: dir.to_path_buf(),
+        dependencies: [("pack".to_string(), Dependency { path: pack.to_path_buf() })].into_iter().collect(),
         instantiations: [("root".to_string(), root)].into_iter().collect(),
         disallow_imports: true,
         ..Default::default()
     };
-    let pipeline = components.join("pipeline.wasm");
-    let bytes = wasm_compose::composer::ComponentComposer::new(&pipeline, &config)
+    wasm_compose::composer::ComponentComposer::new(pipeline, &config)
         .compose()
-        .with_context(|| format!("composing {} with {}", pipeline.display(), pack.display()))?;
-    // It must stand alone: no imports left.
+        .with_context(|| format!("composing {} with {}", pipeline.display(), pack.display()))
+}
+
+fn edge_http(root: &Path, core: &Path) -> Result<()> {
+    let out_dir = root.join("target/edge");
+    let components = root.join("target/components");
+    std::fs::create_dir_all(&out_dir)?;
+    let warm = components.join("pipeline-warm.wasm");
+    let pack = components.join("default-pack.wasm");
+    let pipeline = compose_with_pack(&components, &warm, &pack)?;
+    let edge = out_dir.join("pipeline-warm-composed.wasm");
+    write_if_changed(&edge, &pipeline)?;
+    let adapter_core = std::fs::read(core).with_context(|| format!("reading {}", core.display()))?;
+    let adapter = componentize::componentize(&adapter_core).context("componentizing the HTTP adapter")?;
+    let adapter_path = out_dir.join("http-adapter.wasm");
+    write_if_changed(&adapter_path, &adapter)?;
+    let config =
+        wasm_compose::config::Config { dir: out_dir.clone(), definitions: vec![edge.clone()], ..Default::default() };
+    let bytes = wasm_compose::composer::ComponentComposer::new(&adapter_path, &config)
+        .compose()
+        .with_context(|| format!("composing the HTTP adapter with {}", edge.display()))?;
+    // What a proxy host must give it: WASI HTTP types and streams, nothing
+    // of the pipeline's (that is inside).
     let engine = engine::new_engine()?;
     let c = wasmtime::component::Component::new(&engine, &bytes)?;
-    if let Some((name, _)) = c.component_type().imports(&engine).next() {
-        anyhow::bail!("the composed component still imports `{name}`");
+    let ty = c.component_type();
+    for (name, _) in ty.imports(&engine) {
+        anyhow::ensure!(
+            name.starts_with("wasi:http/types@0.2.") || name.starts_with("wasi:io/"),
+            "the HTTP component imports `{name}`, outside the proxy world's HTTP types and streams"
+        );
     }
-    let out = out_dir.join("result-sanitizer.wasm");
-    std::fs::write(&out, &bytes)?;
-    println!("wrote {} ({} bytes)", out.display(), bytes.len());
-    Ok(())
+    anyhow::ensure!(
+        ty.exports(&engine).any(|(name, _)| name.starts_with("wasi:http/incoming-handler@0.2.")),
+        "the HTTP component does not export wasi:http/incoming-handler"
+    );
+    // Rewritten only when it changes, so it is precompiled again only then.
+    write_if_changed(&out_dir.join("result-sanitizer-http.wasm"), &bytes)
 }
 
 /// Pre-initialises the pipeline's core module with wizer: instantiates it

@@ -34,6 +34,7 @@ pub mod error;
 pub mod io;
 pub mod limits;
 pub mod manifest;
+pub mod mcp;
 pub mod metrics;
 mod naming;
 pub mod pack_build;

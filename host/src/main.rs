@@ -310,6 +310,10 @@ struct McpOpts {
     /// Name of the added recall tool (default read_truncated_output).
     #[arg(long)]
     recall_tool: Option<String>,
+    /// Serve the Streamable HTTP transport at http://ADDR/mcp (e.g.
+    /// 127.0.0.1:8808) instead of stdio; each session runs its own server.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
     /// Largest JSON-RPC message read, either way, in bytes.
     #[arg(long, default_value_t = result_sanitizer::mcp::DEFAULT_MAX_MESSAGE_BYTES)]
     max_message_bytes: usize,
@@ -624,7 +628,10 @@ fn mcp(mo: &McpOpts, command: &[String]) -> Result<i32, Error> {
         s.effective_budget(&pack, &o)?;
     }
     let proxy = Arc::new(Proxy::new(s, pack, base, config, mo.max_message_bytes)?);
-    stdio::run(proxy, command)
+    match &mo.listen {
+        Some(addr) => result_sanitizer::mcp::http::run(proxy, addr, command),
+        None => stdio::run(proxy, command),
+    }
 }
 
 /// The `redact` subcommand's own flags.

@@ -103,6 +103,54 @@ enum Sdk {
     Python,
 }
 
+/// How the client reaches the proxy.
+#[derive(Clone, Copy, Debug)]
+enum Via {
+    Stdio,
+    Http,
+}
+
+/// A proxy serving Streamable HTTP on a free port, stopped on drop.
+struct Listener {
+    child: Child,
+    url: String,
+}
+
+impl Listener {
+    fn start(args: Vec<String>) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let addr = format!("127.0.0.1:{port}");
+        let mut full = vec!["mcp".to_string(), "--listen".into(), addr.clone()];
+        full.extend(args.into_iter().skip(1));
+        let child = Command::new(BIN).args(full).current_dir(mcp_dir()).spawn().unwrap();
+        let end = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(&addr).is_err() {
+            assert!(Instant::now() < end, "the proxy does not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Self { child, url: format!("http://{addr}/mcp") }
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A client of `sdk` through the proxy (`args`: `mcp ... -- SERVER`),
+/// and the HTTP listener when there is one.
+fn connect(sdk: Sdk, via: Via, args: Vec<String>) -> (Driver, Option<Listener>) {
+    match via {
+        Via::Stdio => (Driver::stdio(sdk, args), None),
+        Via::Http => {
+            let l = Listener::start(args);
+            (Driver::start(sdk, json!({ "url": l.url })), Some(l))
+        }
+    }
+}
+
 impl Driver {
     fn start(sdk: Sdk, target: Value) -> Self {
         let dir = mcp_dir();
@@ -229,9 +277,9 @@ fn slice_lines(text: &str) -> String {
 /// A large file read through the proxy comes back cut, with markers that
 /// name the recall; read back slice by slice through the added tool, it
 /// is the whole file. A planted key is redacted.
-fn cut_file_reads_back_whole(sdk: Sdk) {
-    let files = Files::new(&format!("{sdk:?}"));
-    let mut d = Driver::stdio(sdk, proxied(&[], &filesystem(&files.dir)));
+fn cut_file_reads_back_whole(sdk: Sdk, via: Via) {
+    let files = Files::new(&format!("{sdk:?}-{via:?}"));
+    let (mut d, _l) = connect(sdk, via, proxied(&[], &filesystem(&files.dir)));
     let tools = d.tools();
     let recall = tools.iter().find(|t| t["name"] == "read_truncated_output").expect("the recall tool is listed");
     assert_valid("Tool", recall);
@@ -279,12 +327,22 @@ fn cut_file_reads_back_whole(sdk: Sdk) {
 
 #[test]
 fn ts_client_reads_a_cut_file_back_through_the_recall_tool() {
-    cut_file_reads_back_whole(Sdk::TypeScript);
+    cut_file_reads_back_whole(Sdk::TypeScript, Via::Stdio);
 }
 
 #[test]
 fn python_client_reads_a_cut_file_back_through_the_recall_tool() {
-    cut_file_reads_back_whole(Sdk::Python);
+    cut_file_reads_back_whole(Sdk::Python, Via::Stdio);
+}
+
+#[test]
+fn ts_client_over_http_reads_a_cut_file_back() {
+    cut_file_reads_back_whole(Sdk::TypeScript, Via::Http);
+}
+
+#[test]
+fn python_client_over_http_reads_a_cut_file_back() {
+    cut_file_reads_back_whole(Sdk::Python, Via::Http);
 }
 
 /// Arguments for each tool of server-everything.
@@ -309,8 +367,8 @@ fn everything_args(tool: &str) -> Value {
 /// Every tool of server-everything, called by a real client through the
 /// proxy: each result sanitized and valid; sampling, elicitation and roots
 /// requests from the server and progress and log notifications pass.
-fn every_everything_tool(sdk: Sdk) {
-    let mut d = Driver::stdio(sdk, proxied(&[], &everything()));
+fn every_everything_tool(sdk: Sdk, via: Via) {
+    let (mut d, _l) = connect(sdk, via, proxied(&[], &everything()));
     let tools = d.tools();
     let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
     assert!(names.contains(&"read_truncated_output"));
@@ -359,12 +417,67 @@ fn every_everything_tool(sdk: Sdk) {
 
 #[test]
 fn ts_client_calls_every_tool_of_server_everything() {
-    every_everything_tool(Sdk::TypeScript);
+    every_everything_tool(Sdk::TypeScript, Via::Stdio);
 }
 
 #[test]
 fn python_client_calls_every_tool_of_server_everything() {
-    every_everything_tool(Sdk::Python);
+    every_everything_tool(Sdk::Python, Via::Stdio);
+}
+
+#[test]
+fn ts_client_over_http_calls_every_tool_of_server_everything() {
+    every_everything_tool(Sdk::TypeScript, Via::Http);
+}
+
+#[test]
+fn python_client_over_http_calls_every_tool_of_server_everything() {
+    every_everything_tool(Sdk::Python, Via::Http);
+}
+
+/// curl's status code for a POST of `body` with extra headers.
+fn http_status(url: &str, headers: &[&str], body: &str) -> String {
+    let mut c = Command::new("curl");
+    c.args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", url, "-d", body]);
+    c.args(["-H", "Content-Type: application/json", "-H", "Accept: application/json, text/event-stream"]);
+    for h in headers {
+        c.args(["-H", h]);
+    }
+    String::from_utf8(c.output().expect("curl runs").stdout).unwrap()
+}
+
+#[test]
+fn http_checks_origin_protocol_version_and_session() {
+    let l = Listener::start(proxied(&[], &everything()));
+    let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "curl", "version": "1" } } })
+    .to_string();
+    let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }).to_string();
+    assert_eq!(http_status(&l.url, &["Origin: http://attacker.example"], &init), "403");
+    assert_eq!(http_status(&l.url, &["Origin: http://localhost:3000"], &init), "200");
+    assert_eq!(http_status(&l.url, &["MCP-Protocol-Version: 2024-01-01"], &list), "400");
+    assert_eq!(http_status(&l.url, &[], &list), "400", "no session");
+    assert_eq!(http_status(&l.url, &["MCP-Session-Id: nosuchsession"], &list), "404");
+    for v in ["2025-06-18", "2025-11-25"] {
+        // A session, then a request in it with each protocol version.
+        let out = Command::new("curl")
+            .args(["-s", "-D", "-", "-o", "/dev/null", "-X", "POST", &l.url, "-d", &init])
+            .args(["-H", "Content-Type: application/json", "-H", "Accept: application/json, text/event-stream"])
+            .output()
+            .unwrap();
+        let head = String::from_utf8_lossy(&out.stdout).to_string();
+        let sid = head
+            .lines()
+            .find_map(|h| h.strip_prefix("Mcp-Session-Id: ").or_else(|| h.strip_prefix("mcp-session-id: ")))
+            .unwrap_or_else(|| panic!("a session id in {head}"))
+            .trim()
+            .to_string();
+        let sid_h = format!("MCP-Session-Id: {sid}");
+        let ver_h = format!("MCP-Protocol-Version: {v}");
+        let note = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string();
+        assert_eq!(http_status(&l.url, &[&sid_h, &ver_h], &note), "202");
+        assert_eq!(http_status(&l.url, &[&sid_h, &ver_h], &list), "200", "{v}");
+    }
 }
 
 /// The recall tool never takes a server tool's name.

@@ -45,8 +45,10 @@
 //! | `session.rs` | one client's stream: what each message becomes |
 //! | `lines.rs` | newline-delimited messages read under a cap |
 //! | `stdio.rs` | the stdio transport: the server as a child process |
+//! | `http.rs` | the Streamable HTTP transport: sessions, each with its server |
 
 pub mod config;
+pub mod http;
 mod lines;
 pub mod session;
 pub mod stdio;
@@ -73,6 +75,8 @@ pub struct Proxy {
     pub(crate) config: ProxyConfig,
     pub(crate) store: OutputStore,
     pub(crate) max_message_bytes: usize,
+    /// Call ids of kept results, unique over the proxy's sessions.
+    pub(crate) next_call: std::sync::atomic::AtomicU64,
 }
 
 impl Proxy {
@@ -86,7 +90,7 @@ impl Proxy {
         max_message_bytes: usize,
     ) -> crate::error::Result<Self> {
         let store = OutputStore::new(config.recall.store())?;
-        Ok(Self { sanitizer, pack, base, config, store, max_message_bytes })
+        Ok(Self { sanitizer, pack, base, config, store, max_message_bytes, next_call: 1.into() })
     }
 
     /// The configuration in force.

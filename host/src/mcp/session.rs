@@ -7,7 +7,7 @@
 //! Transports ([`super::stdio`]) only move lines.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
@@ -60,7 +60,6 @@ pub struct Session {
     kept: Mutex<HashMap<String, String>>,
     /// Tasks (2025-11-25): task id -> tool, for `tasks/result`.
     tasks: Mutex<HashMap<String, String>>,
-    next_call: AtomicU64,
 }
 
 impl Session {
@@ -75,7 +74,6 @@ impl Session {
             listed: Mutex::default(),
             kept: Mutex::default(),
             tasks: Mutex::default(),
-            next_call: AtomicU64::new(1),
         }
     }
 
@@ -262,7 +260,8 @@ impl Session {
 
     /// A fresh call id for a result kept for recall, noted with its tool.
     fn keep_id(&self, tool: &str) -> String {
-        let id = format!("call_{}", self.next_call.fetch_add(1, Ordering::Relaxed));
+        // Unique in the proxy: the store is shared by its sessions.
+        let id = format!("call_{}", self.proxy.next_call.fetch_add(1, Ordering::Relaxed));
         self.kept.lock().expect("kept lock").insert(id.clone(), tool.into());
         id
     }

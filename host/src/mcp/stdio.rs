@@ -69,23 +69,7 @@ impl<W: Write> Out<W> {
 /// Runs the proxy for `command` (the server) until the client or the
 /// server is done; returns the process's exit code.
 pub fn run(proxy: Arc<Proxy>, command: &[String]) -> Result<i32> {
-    use std::os::unix::process::CommandExt;
-    let program = command.first().ok_or_else(|| Error::InvalidOptions("no MCP server command given".into()))?;
-    let mut cmd = Command::new(program);
-    cmd.args(&command[1..]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
-    cmd.process_group(0);
-    #[cfg(target_os = "linux")]
-    // SAFETY: prctl is async-signal-safe; it makes the server get SIGTERM
-    // if this process dies without stopping it (a SIGKILL).
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            Ok(())
-        });
-    }
-    let mut child = cmd.spawn().map_err(|e| {
-        Error::Io(std::io::Error::new(e.kind(), format!("cannot start the MCP server `{program}`: {e}")))
-    })?;
+    let mut child = spawn_server(command)?;
     let group = child.id() as libc::pid_t;
     let server_in: Out<ChildStdin> = Out::new(child.stdin.take().expect("piped"));
     let server_out = child.stdout.take().expect("piped");
@@ -173,6 +157,27 @@ pub fn run(proxy: Arc<Proxy>, command: &[String]) -> Result<i32> {
             Ok(server_gone(&session, &client_out, status.flatten(), stop))
         }
     }
+}
+
+/// Starts the server in a process group of its own, on pipes (stderr
+/// inherited: servers log there).
+pub(crate) fn spawn_server(command: &[String]) -> Result<std::process::Child> {
+    use std::os::unix::process::CommandExt;
+    let program = command.first().ok_or_else(|| Error::InvalidOptions("no MCP server command given".into()))?;
+    let mut cmd = Command::new(program);
+    cmd.args(&command[1..]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+    cmd.process_group(0);
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl is async-signal-safe; it makes the server get SIGTERM
+    // if this process dies without stopping it (a SIGKILL).
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+    cmd.spawn()
+        .map_err(|e| Error::Io(std::io::Error::new(e.kind(), format!("cannot start the MCP server `{program}`: {e}"))))
 }
 
 /// Answers every pending request with an error and stops what is left

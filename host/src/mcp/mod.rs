@@ -46,12 +46,14 @@
 //! | `lines.rs` | newline-delimited messages read under a cap |
 //! | `stdio.rs` | the stdio transport: the server as a child process |
 //! | `http.rs` | the Streamable HTTP transport: sessions, each with its server |
+//! | `upstream.rs` | the server end: a command, or an HTTP server as if it were one |
 
 pub mod config;
 pub mod http;
 mod lines;
 pub mod session;
 pub mod stdio;
+pub mod upstream;
 
 use std::sync::Arc;
 
@@ -62,6 +64,7 @@ use crate::recall::OutputStore;
 pub use config::ProxyConfig;
 pub use lines::{read_line_capped, Line};
 pub use session::Session;
+pub use upstream::Upstream;
 
 /// Default cap on one JSON-RPC message, either way: the pipeline's MCP
 /// input bound (64 MiB), which it would refuse above anyway.

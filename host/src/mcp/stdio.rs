@@ -14,13 +14,14 @@
 //!   client sees its stream close.
 
 use std::io::{BufReader, Write};
-use std::process::{ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::lines::{read_line_capped, Line};
 use super::session::{FromClient, Session};
+use super::upstream::Upstream;
 use super::Proxy;
 use crate::error::{Error, Result};
 
@@ -66,13 +67,13 @@ impl<W: Write> Out<W> {
     }
 }
 
-/// Runs the proxy for `command` (the server) until the client or the
+/// Runs the proxy for `upstream` (the server) until the client or the
 /// server is done; returns the process's exit code.
-pub fn run(proxy: Arc<Proxy>, command: &[String]) -> Result<i32> {
-    let mut child = spawn_server(command)?;
-    let group = child.id() as libc::pid_t;
-    let server_in: Out<ChildStdin> = Out::new(child.stdin.take().expect("piped"));
-    let server_out = child.stdout.take().expect("piped");
+pub fn run(proxy: Arc<Proxy>, upstream: &Upstream) -> Result<i32> {
+    let backend = upstream.start(proxy.max_message_bytes)?;
+    let server_in = Out::new(backend.input);
+    let server_out = backend.output;
+    let (wait, signal) = (backend.wait, backend.signal);
     let client_out = Out::new(std::io::stdout());
     let session = Arc::new(Session::new(proxy, "stdio"));
     let cap = session.proxy().max_message_bytes;
@@ -122,13 +123,10 @@ pub fn run(proxy: Arc<Proxy>, command: &[String]) -> Result<i32> {
     });
 
     std::thread::spawn(move || {
-        let _ = tx.send(Event::ServerExit(child.wait().ok()));
+        let _ = tx.send(Event::ServerExit(wait()));
     });
 
-    let stop = |sig| {
-        // SAFETY: kill(2) on the process group of our own child.
-        unsafe { libc::kill(-group, sig) };
-    };
+    let stop = |sig| signal(sig);
     match rx.recv().expect("the waiter thread reports") {
         Event::ClientEof => {
             server_in.close();

@@ -131,7 +131,14 @@ pub(crate) fn sanitize_visible(
 
     // Source code is redacted as code, in the content and in the final
     // pass of each render alike.
-    let pass = pass.over_code(body.class == ContentClass::Code);
+    // An MCP result is too when the host declares a code content type: a
+    // tool that read a source file returns the file as its text.
+    let code = match body.class {
+        ContentClass::Code => true,
+        ContentClass::Mcp => opts.content_type.as_deref().is_some_and(crate::support::code::is_code_type),
+        _ => false,
+    };
+    let pass = pass.over_code(code);
 
     // Structured content takes at most half the token budget.
     let recall = Recall::from_options(&opts.call_id, opts.recall_bytes, opts.source);

@@ -758,3 +758,20 @@ fn an_http_upstream_behind_both_transports() {
         assert!(stats["progress"].as_u64().unwrap() >= 1, "{sdk:?} {via:?}: {stats}");
     }
 }
+
+/// A source file read through a tool (its `path` argument names it) is
+/// redacted as code: generic rules look only inside string literals. The
+/// same text in a .txt file is redacted as text.
+#[test]
+fn a_source_file_read_by_a_tool_is_redacted_as_code() {
+    let files = Files::new("code");
+    let (bare, quoted) = (["Xk9m", "Q2vL", "p7zzQ"].concat(), ["Rt5w", "N8qZ", "c3vB", "x7Lk"].concat());
+    let text = format!("def connect():\n    DB_PASSWORD={bare}\n    secret = \"{quoted}\"\n");
+    std::fs::write(files.dir.join("settings.py"), &text).unwrap();
+    std::fs::write(files.dir.join("settings.txt"), &text).unwrap();
+    let (mut d, _l) = connect(Sdk::TypeScript, Via::Stdio, proxied(&[], &filesystem(&files.dir)));
+    let code = texts(&d.call("read_text_file", json!({ "path": files.path("settings.py") })));
+    assert!(code.contains(&bare) && !code.contains(&quoted), "{code}");
+    let plain = texts(&d.call("read_text_file", json!({ "path": files.path("settings.txt") })));
+    assert!(!plain.contains(&bare) && !plain.contains(&quoted), "{plain}");
+}

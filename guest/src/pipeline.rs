@@ -136,7 +136,14 @@ pub(crate) fn sanitize_visible(
 
     // Source code is redacted as code, in the content and in the final
     // pass of each render alike.
-    let pass = pass.over_code(body.class == ContentClass::Code).scrub(scrub || body.is_error);
+    // An MCP result is too when the host declares a code content type: a
+    // tool that read a source file returns the file as its text.
+    let code = match body.class {
+        ContentClass::Code => true,
+        ContentClass::Mcp => opts.content_type.as_deref().is_some_and(crate::support::code::is_code_type),
+        _ => false,
+    };
+    let pass = pass.over_code(code).scrub(scrub || body.is_error);
     // The final pass leaves markup alone, so the caller text that markup
     // carries is redacted before it goes in.
     let shown = shown_options(opts, &pass, &mut record);

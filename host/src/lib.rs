@@ -32,6 +32,7 @@ pub mod engine;
 pub mod error;
 pub mod io;
 pub mod limits;
+pub mod mcp;
 pub mod metrics;
 mod naming;
 pub mod pack_build;

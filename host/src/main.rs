@@ -94,6 +94,21 @@ enum Cmd {
         #[arg(required = true, last = true)]
         command: Vec<String>,
     },
+    /// Run an MCP server behind the proxy: its tool results (and resources)
+    /// sanitized, everything else passed through (docs/mcp-proxy.md).
+    Mcp {
+        #[command(flatten)]
+        opts: McpOpts,
+        /// The MCP server command and its arguments (after `--`, or after
+        /// the proxy's own options: launchers that drop `--` work too).
+        #[arg(
+            required_unless_present = "upstream",
+            conflicts_with = "upstream",
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
+        command: Vec<String>,
+    },
     /// Generate an Ed25519 key pair for signing packs: PREFIX.key and PREFIX.pub.
     Keygen {
         /// Output prefix.
@@ -270,6 +285,52 @@ struct SanitizeOpts {
     /// ends); `run` then kills the command. Default 1 GiB.
     #[arg(long, default_value_t = DEFAULT_DRAIN_LIMIT)]
     drain_limit: u64,
+    #[command(flatten)]
+    packs: PackOpts,
+    #[command(flatten)]
+    limits: LimitOpts,
+}
+
+#[derive(Args)]
+struct McpOpts {
+    /// Config file (TOML): per-tool options and recall (docs/mcp-proxy.md).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Byte hard cap for every tool (default 262144).
+    #[arg(long)]
+    max_bytes: Option<u64>,
+    /// Character budget for every tool (default 100000).
+    #[arg(long)]
+    max_chars: Option<u32>,
+    /// Token budget for every tool (default 8000).
+    #[arg(long)]
+    max_tokens: Option<u32>,
+    /// Tokenizer.
+    #[arg(long, value_enum, default_value = "o200k_base")]
+    encoding: Enc,
+    /// Wrap every result in the untrusted-source boundary.
+    #[arg(long)]
+    untrusted: bool,
+    /// Lenient (documentation) mode: generic rules off, provider formats on.
+    #[arg(long)]
+    lenient: bool,
+    /// Do not keep results nor add the recall tool.
+    #[arg(long)]
+    no_recall: bool,
+    /// Name of the added recall tool (default read_truncated_output).
+    #[arg(long)]
+    recall_tool: Option<String>,
+    /// Serve the Streamable HTTP transport at http://ADDR/mcp (e.g.
+    /// 127.0.0.1:8808) instead of stdio; each session runs its own server.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
+    /// The MCP server is this Streamable HTTP endpoint (http:// or
+    /// https://) instead of a command.
+    #[arg(long, value_name = "URL")]
+    upstream: Option<String>,
+    /// Largest JSON-RPC message read, either way, in bytes.
+    #[arg(long, default_value_t = result_sanitizer::mcp::DEFAULT_MAX_MESSAGE_BYTES)]
+    max_message_bytes: usize,
     #[command(flatten)]
     packs: PackOpts,
     #[command(flatten)]
@@ -558,6 +619,54 @@ fn signal_name(sig: i32) -> String {
     name.into()
 }
 
+fn mcp(mo: &McpOpts, command: &[String]) -> Result<i32, Error> {
+    use result_sanitizer::mcp::{stdio, Proxy, ProxyConfig, Upstream};
+    let mut config = match &mo.config {
+        Some(p) => {
+            let text = String::from_utf8(read_file(p)?)
+                .map_err(|_| Error::InvalidOptions(format!("{}: not UTF-8", p.display())))?;
+            ProxyConfig::parse(&p.display().to_string(), &text)?
+        }
+        None => ProxyConfig::default(),
+    };
+    if mo.no_recall {
+        config.recall.enabled = false;
+    }
+    if let Some(name) = &mo.recall_tool {
+        if name.is_empty() {
+            return Err(Error::InvalidOptions("--recall-tool must not be empty".into()));
+        }
+        config.recall.tool = name.clone();
+    }
+    let s = Arc::new(Sanitizer::new(mo.limits.limits())?);
+    let pack = select_pack(&s, &mo.packs)?.unwrap_or_else(|| s.default_pack().clone());
+    let mut base = default_options();
+    base.max_bytes = mo.max_bytes;
+    base.max_chars = mo.max_chars;
+    base.max_tokens = mo.max_tokens;
+    base.encoding = match mo.encoding {
+        Enc::o200k_base => Encoding::O200kBase,
+        Enc::cl100k_base => Encoding::Cl100kBase,
+    };
+    base.untrusted = mo.untrusted;
+    base.lenient = mo.lenient;
+    // Options a pack or the file makes invalid fail here, not per result.
+    for tool in std::iter::once("").chain(config.tools.keys().map(String::as_str)) {
+        let mut o = config.options_for(&base, tool);
+        o.input = InputKind::Mcp;
+        s.effective_budget(&pack, &o)?;
+    }
+    let proxy = Arc::new(Proxy::new(s, pack, base, config, mo.max_message_bytes)?);
+    let upstream = match &mo.upstream {
+        Some(url) => Upstream::Url(url.clone()),
+        None => Upstream::Command(command.to_vec()),
+    };
+    match &mo.listen {
+        Some(addr) => result_sanitizer::mcp::http::run(proxy, addr, &upstream),
+        None => stdio::run(proxy, &upstream),
+    }
+}
+
 /// The `redact` subcommand's own flags.
 struct RedactFlags<'a> {
     content_type: &'a Option<String>,
@@ -720,6 +829,11 @@ fn main() -> ExitCode {
         Cmd::Keygen { output } => keygen(output),
         Cmd::Run { opts, timeout, command } => run(opts, *timeout, command),
         Cmd::Pack { cmd } => pack_cmd(cmd),
+        Cmd::Mcp { opts, command } => match mcp(opts, command) {
+            Ok(0) => Ok(()),
+            Ok(code) => return ExitCode::from(code as u8),
+            Err(e) => Err(e),
+        },
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

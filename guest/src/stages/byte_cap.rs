@@ -144,10 +144,14 @@ pub(crate) fn run<'i>(
             drained: Some(d),
         };
     }
-    // A recall reads one part of the output (the input is the whole).
-    let (input, base) = match slice {
-        Some(sl) => part(input, sl),
-        None => (input, Base::default()),
+    // A recall reads one part of the output (the input is the whole); the
+    // whole's size (an MCP result's joined text) is not the part's.
+    let (input, base, total) = match slice {
+        Some(sl) => {
+            let (p, b) = part(input, sl);
+            (p, b, None)
+        }
+        None => (input, Base::default(), total),
     };
     let n = cap_len(input, max_bytes.min(usize::MAX as u64) as usize);
     // A host that caps while reading passes at most cap + 1 bytes; more
@@ -280,6 +284,9 @@ mod tests {
         let sl = Slice { offset: 2, limit: 2, unit: SliceUnit::Lines };
         let c = run(b"one\ntwo\nthree\nfour\n", Some(&sl), None, 1024, None);
         assert_eq!((c.read, c.base.byte, c.base.line), (&b"two\nthree\n"[..], 4, 1));
+        // ... and a size given for the whole (MCP input) is not the part's.
+        let c = run(b"one\ntwo\nthree\nfour\n", Some(&sl), Some(19), 1024, None);
+        assert_eq!((c.read, c.total, c.original_bytes, c.cap_hit), (&b"two\nthree\n"[..], None, 10, false));
         // A byte slice never starts inside a character.
         let sl = Slice { offset: 2, limit: 10, unit: SliceUnit::Bytes };
         let c = run("a€b".as_bytes(), Some(&sl), None, 1024, None);

@@ -1,0 +1,158 @@
+//! What `result-sanitizer mcp` adds to a tool call: the median round trip
+//! of `read_text_file` on server-filesystem (tests/mcp, `make mcp-deps`)
+//! through the proxy, less the same call made to the server directly, for
+//! an 8 KiB and a 1 MB file. Goals: at most 1 ms and 20 ms added.
+//!
+//! Also printed: the pipeline alone on the same result, in process
+//! (`Sanitizer::sanitize_with`, the options the proxy uses), so the rest
+//! is the proxy's own part (JSON, pipes, the recall store).
+//!
+//!   target/release/examples/bench_mcp [--runs N]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use result_sanitizer::api::{InputKind, OutputSource};
+use result_sanitizer::{default_options, Limits, Sanitizer};
+use serde_json::{json, Value};
+
+/// A JSON-RPC client on a child's stdio: the harness, not under test.
+struct Rpc {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+    next: u64,
+}
+
+impl Rpc {
+    fn start(program: &Path, args: &[String]) -> Self {
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the command starts");
+        let input = child.stdin.take().unwrap();
+        let output = BufReader::with_capacity(1 << 20, child.stdout.take().unwrap());
+        let mut r = Self { child, input, output, next: 1 };
+        r.request(
+            "initialize",
+            json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "bench", "version": "1" } }),
+        );
+        writeln!(r.input, "{}", json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).unwrap();
+        r
+    }
+
+    /// Sends a request and reads up to its response; its line.
+    fn request(&mut self, method: &str, params: Value) -> String {
+        let id = self.next;
+        self.next += 1;
+        writeln!(self.input, "{}", json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })).unwrap();
+        self.input.flush().unwrap();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            assert!(self.output.read_line(&mut line).unwrap() > 0, "the server closed");
+            // Only the response is parsed (notifications and logs pass by).
+            if line.contains(&format!("\"id\":{id}")) {
+                let v: Value = serde_json::from_str(&line).unwrap();
+                if v["id"] == id {
+                    assert!(v.get("result").is_some(), "{}", &line[..line.len().min(300)]);
+                    return line;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Rpc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    let runs: usize = std::env::args().skip_while(|a| a != "--runs").nth(1).map_or(41, |n| n.parse().unwrap());
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let server = root.join("tests/mcp/node_modules/.bin/mcp-server-filesystem");
+    assert!(server.exists(), "run `make mcp-deps` first");
+    let bin = root.join("target/release/result-sanitizer");
+    let dir = std::env::temp_dir().join(format!("rs-bench-mcp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    let line = "2026-12-01T10:00:00Z INFO request served path=/api/v1/items status=200 bytes=5120\n";
+    let make = |n: usize| line.repeat(n.div_ceil(line.len()))[..n].to_string();
+    std::fs::write(dir.join("8k.txt"), make(8 << 10)).unwrap();
+    std::fs::write(dir.join("1m.txt"), make(1 << 20)).unwrap();
+
+    let server_args = vec![server.display().to_string(), dir.display().to_string()];
+    let mut proxy_args = vec!["mcp".to_string(), "--".into(), "node".into()];
+    proxy_args.extend(server_args.iter().cloned());
+    let mut direct = Rpc::start(Path::new("node"), &server_args);
+    let mut proxied = Rpc::start(&bin, &proxy_args);
+
+    let sanitizer = Sanitizer::new(Limits::default()).expect("the embedded components load");
+    println!("MCP proxy overhead: read_text_file on server-filesystem, median of {runs} calls each");
+    println!(
+        "{:>8} {:>10} {:>10} {:>10} {:>8} {:>8} {:>16} {:>12}",
+        "file", "direct", "proxied", "added", "goal", "result", "pipeline alone", "proxy's own"
+    );
+    for (name, goal) in [("8k.txt", Duration::from_millis(1)), ("1m.txt", Duration::from_millis(20))] {
+        let params = json!({ "name": "read_text_file", "arguments": { "path": dir.join(name).display().to_string() } });
+        let (mut d, mut p) = (Vec::new(), Vec::new());
+        // Alternate the two, after a warm-up, so both see the same machine.
+        for i in 0..runs + 3 {
+            let t = Instant::now();
+            direct.request("tools/call", params.clone());
+            let td = t.elapsed();
+            let t = Instant::now();
+            proxied.request("tools/call", params.clone());
+            let tp = t.elapsed();
+            if i >= 3 {
+                d.push(td);
+                p.push(tp);
+            }
+        }
+        let (md, mp) = (median(d), median(p));
+        let added = mp.saturating_sub(md);
+        // The same result through the pipeline alone, as the proxy calls it.
+        let v: Value = serde_json::from_str(&direct.request("tools/call", params.clone())).unwrap();
+        let input = serde_json::to_vec(&v["result"]).unwrap();
+        let mut o = default_options();
+        o.tool = "read_text_file".into();
+        o.call_id = "call_1".into();
+        o.input = InputKind::Mcp;
+        o.source = OutputSource::Tool;
+        o.recall_bytes = Some(input.len() as u64);
+        let pipeline = median(
+            (0..runs)
+                .map(|_| {
+                    let t = Instant::now();
+                    sanitizer.sanitize(&input, &o).expect("sanitizes");
+                    t.elapsed()
+                })
+                .collect(),
+        );
+        let ms = |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1e3);
+        println!(
+            "{name:>8} {:>10} {:>10} {:>10} {:>8} {:>8} {:>16} {:>12}",
+            ms(md),
+            ms(mp),
+            ms(added),
+            ms(goal),
+            if added <= goal { "met" } else { "not met" },
+            ms(pipeline),
+            ms(added.saturating_sub(pipeline)),
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

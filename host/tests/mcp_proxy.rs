@@ -1,0 +1,777 @@
+//! `result-sanitizer mcp` with real parts: the official TypeScript and
+//! Python SDK clients (tests/mcp/driver.mjs, driver.py), the reference
+//! servers `server-everything` and `server-filesystem`, and the MCP
+//! Inspector's CLI, all installed by `make mcp-deps` (tests/mcp/
+//! package-lock.json, and PyPI `mcp` in target/mcp-venv). Every result the
+//! proxy emits is checked against the MCP schema.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_result-sanitizer");
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn mcp_dir() -> PathBuf {
+    let d = root().join("tests/mcp");
+    assert!(
+        d.join("node_modules/.npm-ci.stamp").exists() && python().exists(),
+        "the MCP test clients and servers are not installed: run `make mcp-deps`"
+    );
+    d
+}
+
+fn python() -> PathBuf {
+    root().join("target/mcp-venv/bin/python")
+}
+
+fn node_bin(name: &str) -> String {
+    mcp_dir().join("node_modules/.bin").join(name).display().to_string()
+}
+
+fn everything() -> Vec<String> {
+    vec!["node".into(), node_bin("mcp-server-everything")]
+}
+
+fn filesystem(dir: &Path) -> Vec<String> {
+    vec!["node".into(), node_bin("mcp-server-filesystem"), dir.display().to_string()]
+}
+
+/// The proxy's command line in front of `server`.
+fn proxied(flags: &[&str], server: &[String]) -> Vec<String> {
+    let mut v = vec!["mcp".to_string()];
+    v.extend(flags.iter().map(|s| s.to_string()));
+    v.push("--".into());
+    v.extend(server.iter().cloned());
+    v
+}
+
+/// A validator for one definition of the MCP 2025-11-25 schema.
+fn validator(def: &str) -> jsonschema::Validator {
+    static SCHEMA: OnceLock<Value> = OnceLock::new();
+    let schema = SCHEMA.get_or_init(|| {
+        let p = root().join("tests/mcp-schema/schema-2025-11-25.json");
+        serde_json::from_str(&std::fs::read_to_string(p).expect("tests/mcp-schema")).unwrap()
+    });
+    let mut s = schema.clone();
+    s["$ref"] = format!("#/$defs/{def}").into();
+    jsonschema::validator_for(&s).expect("schema compiles")
+}
+
+fn assert_valid(def: &str, v: &Value) {
+    let errors: Vec<String> = validator(def).iter_errors(v).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{def} schema violations: {errors:?} in {}", trunc(v));
+}
+
+fn trunc(v: &Value) -> String {
+    v.to_string().chars().take(600).collect()
+}
+
+/// A sanitized tool result: valid, with the pipeline's record.
+fn assert_sanitized(r: &Value) {
+    assert_valid("CallToolResult", r);
+    assert!(r.pointer("/_meta/result-sanitizer~1record").is_some(), "no record: {}", trunc(r));
+}
+
+fn texts(r: &Value) -> String {
+    r["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A test client (one of the SDKs) driven line by line.
+struct Driver {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Sdk {
+    TypeScript,
+    Python,
+}
+
+/// How the client reaches the proxy.
+#[derive(Clone, Copy, Debug)]
+enum Via {
+    Stdio,
+    Http,
+}
+
+/// A proxy serving Streamable HTTP on a free port, stopped on drop.
+struct Listener {
+    child: Child,
+    url: String,
+}
+
+impl Listener {
+    fn start(args: Vec<String>) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let addr = format!("127.0.0.1:{port}");
+        let mut full = vec!["mcp".to_string(), "--listen".into(), addr.clone()];
+        full.extend(args.into_iter().skip(1));
+        let child = Command::new(BIN).args(full).current_dir(mcp_dir()).spawn().unwrap();
+        let end = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(&addr).is_err() {
+            assert!(Instant::now() < end, "the proxy does not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Self { child, url: format!("http://{addr}/mcp") }
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A client of `sdk` through the proxy (`args`: `mcp ... -- SERVER`),
+/// and the HTTP listener when there is one.
+fn connect(sdk: Sdk, via: Via, args: Vec<String>) -> (Driver, Option<Listener>) {
+    match via {
+        Via::Stdio => (Driver::stdio(sdk, args), None),
+        Via::Http => {
+            let l = Listener::start(args);
+            (Driver::start(sdk, json!({ "url": l.url })), Some(l))
+        }
+    }
+}
+
+impl Driver {
+    fn start(sdk: Sdk, target: Value) -> Self {
+        let dir = mcp_dir();
+        let mut cmd = match sdk {
+            Sdk::TypeScript => {
+                let mut c = Command::new("node");
+                c.arg(dir.join("driver.mjs"));
+                c
+            }
+            Sdk::Python => {
+                let mut c = Command::new(python());
+                c.arg(dir.join("driver.py"));
+                c
+            }
+        };
+        let mut child = cmd
+            .arg(target.to_string())
+            .current_dir(&dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the driver starts");
+        let input = child.stdin.take().unwrap();
+        let output = BufReader::new(child.stdout.take().unwrap());
+        Self { child, input, output }
+    }
+
+    fn stdio(sdk: Sdk, args: Vec<String>) -> Self {
+        Self::start(sdk, json!({ "command": BIN, "args": args }))
+    }
+
+    fn send(&mut self, cmd: Value) {
+        writeln!(self.input, "{cmd}").unwrap();
+        self.input.flush().unwrap();
+    }
+
+    fn answer(&mut self) -> Result<Value, String> {
+        let mut line = String::new();
+        self.output.read_line(&mut line).unwrap();
+        assert!(!line.is_empty(), "the driver exited");
+        let mut v: Value = serde_json::from_str(&line).unwrap();
+        match v.get_mut("ok") {
+            Some(ok) => Ok(ok.take()),
+            None => Err(v["error"].as_str().unwrap_or_default().to_string()),
+        }
+    }
+
+    fn cmd(&mut self, cmd: Value) -> Result<Value, String> {
+        self.send(cmd);
+        self.answer()
+    }
+
+    fn call(&mut self, name: &str, args: Value) -> Value {
+        let r = self.cmd(json!({ "op": "call", "name": name, "args": args }));
+        r.unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    fn tools(&mut self) -> Vec<Value> {
+        let r = self.cmd(json!({ "op": "list_tools" })).unwrap();
+        assert_valid("ListToolsResult", &r);
+        r["tools"].as_array().unwrap().clone()
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = writeln!(self.input, "{}", json!({ "op": "close" }));
+        let end = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < end {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A made-up AWS-style access key id (no account has it), put together
+/// at run time so that no file of the repository holds one. It cannot
+/// say FAKE or EXAMPLE: the rules skip documentation values.
+fn fake_key() -> String {
+    ["AKIA", "R7WQ", "ZT3M", "XK5P", "LN2V"].concat()
+}
+
+/// A directory with a large text file and a file holding a fake key.
+struct Files {
+    dir: PathBuf,
+    big: String,
+}
+
+impl Files {
+    fn new(tag: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("rs-mcp-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let big: String =
+            (0..16_000).map(|i| format!("line {i:06}: the quick brown fox jumps over the lazy dog\n")).collect();
+        std::fs::write(dir.join("big.txt"), &big).unwrap();
+        std::fs::write(
+            dir.join("creds.txt"),
+            format!("[default]\naws_access_key_id = {}\nregion = eu-west-1\n", fake_key()),
+        )
+        .unwrap();
+        Self { dir: dir.canonicalize().unwrap(), big }
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.join(name).display().to_string()
+    }
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The lines of recalled slices, without the pipeline's markers.
+fn slice_lines(text: &str) -> String {
+    text.split_inclusive('\n').filter(|l| !l.starts_with("[truncated:")).collect()
+}
+
+/// A large file read through the proxy comes back cut, with markers that
+/// name the recall; read back slice by slice through the added tool, it
+/// is the whole file. A planted key is redacted.
+fn cut_file_reads_back_whole(sdk: Sdk, via: Via) {
+    let files = Files::new(&format!("{sdk:?}-{via:?}"));
+    let (mut d, _l) = connect(sdk, via, proxied(&[], &filesystem(&files.dir)));
+    let tools = d.tools();
+    let recall = tools.iter().find(|t| t["name"] == "read_truncated_output").expect("the recall tool is listed");
+    assert_valid("Tool", recall);
+
+    let r = d.call("read_text_file", json!({ "path": files.path("big.txt") }));
+    assert_sanitized(&r);
+    let text = texts(&r);
+    assert!(text.len() < files.big.len() / 10, "the result was cut ({} bytes)", text.len());
+    assert!(text.starts_with("[truncated: partial output"), "{}", &text[..200]);
+    let m = regex_lite::Regex::new(r"recall\(call_id=([A-Za-z0-9_]+), offset=(\d+)").unwrap();
+    let caps = m.captures(&text).expect("a marker names the recall");
+    let call_id = caps[1].to_string();
+    assert!(r["structuredContent"].to_string().len() < 200_000, "structured content is budgeted too");
+
+    let (mut whole, mut line) = (String::new(), 1u64);
+    while line <= 16_000 {
+        let s = d.call(
+            "read_truncated_output",
+            json!({ "call_id": call_id, "offset": line, "limit": 400, "unit": "lines" }),
+        );
+        assert_sanitized(&s);
+        assert_ne!(s["isError"], true, "{}", trunc(&s));
+        let part = slice_lines(&texts(&s));
+        assert_eq!(part.lines().count(), 400, "slice at line {line}");
+        whole.push_str(&part);
+        line += 400;
+    }
+    assert!(whole == files.big, "the slices put together are the file");
+    // A byte slice too, and a refused id.
+    let s = d.call("read_truncated_output", json!({ "call_id": call_id, "offset": 57, "limit": 57 }));
+    assert_eq!(slice_lines(&texts(&s)), "line 000001: the quick brown fox jumps over the lazy dog\n");
+    let s = d.call("read_truncated_output", json!({ "call_id": "call_999", "offset": 0, "limit": 10 }));
+    assert_valid("CallToolResult", &s);
+    assert_eq!(s["isError"], true);
+    assert!(texts(&s).contains("no output is kept under this call id"), "{}", trunc(&s));
+
+    let key = fake_key();
+    let r = d.call("read_text_file", json!({ "path": files.path("creds.txt") }));
+    assert_sanitized(&r);
+    assert!(!r.to_string().contains(&key), "the key was redacted");
+    assert!(texts(&r).contains("region = eu-west-1"));
+    let redactions = &r["_meta"]["result-sanitizer/record"]["redactions"];
+    assert!(redactions.to_string().contains("aws-access-key-id"), "{redactions}");
+}
+
+#[test]
+fn ts_client_reads_a_cut_file_back_through_the_recall_tool() {
+    cut_file_reads_back_whole(Sdk::TypeScript, Via::Stdio);
+}
+
+#[test]
+fn python_client_reads_a_cut_file_back_through_the_recall_tool() {
+    cut_file_reads_back_whole(Sdk::Python, Via::Stdio);
+}
+
+#[test]
+fn ts_client_over_http_reads_a_cut_file_back() {
+    cut_file_reads_back_whole(Sdk::TypeScript, Via::Http);
+}
+
+#[test]
+fn python_client_over_http_reads_a_cut_file_back() {
+    cut_file_reads_back_whole(Sdk::Python, Via::Http);
+}
+
+/// Arguments for each tool of server-everything.
+fn everything_args(tool: &str) -> Value {
+    let data = format!("data:text/plain,hello%20{}", fake_key());
+    match tool {
+        "echo" => json!({ "message": format!("the key is {}", fake_key()) }),
+        "get-annotated-message" => json!({ "messageType": "success", "includeImage": true }),
+        "get-resource-links" => json!({ "count": 2 }),
+        "get-resource-reference" => json!({ "resourceType": "Text", "resourceId": 2 }),
+        "get-structured-content" => json!({ "location": "Chicago" }),
+        "get-sum" => json!({ "a": 2, "b": 3 }),
+        "gzip-file-as-resource" => json!({ "name": "hello.txt.gz", "data": data, "outputType": "resource" }),
+        "trigger-long-running-operation" => json!({ "duration": 1, "steps": 4 }),
+        "trigger-sampling-request" => json!({ "prompt": "say hi", "maxTokens": 20 }),
+        "trigger-url-elicitation" => json!({ "url": "https://example.com/consent" }),
+        "simulate-research-query" => json!({ "topic": "wasm components" }),
+        _ => json!({}),
+    }
+}
+
+/// Every tool of server-everything, called by a real client through the
+/// proxy: each result sanitized and valid; sampling, elicitation and roots
+/// requests from the server and progress and log notifications pass.
+fn every_everything_tool(sdk: Sdk, via: Via) {
+    let (mut d, _l) = connect(sdk, via, proxied(&[], &everything()));
+    let tools = d.tools();
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.contains(&"read_truncated_output"));
+    for must in ["echo", "trigger-sampling-request", "trigger-long-running-operation"] {
+        assert!(names.contains(&must), "{must} is listed: {names:?}");
+    }
+    let mut called = 0;
+    for t in &tools {
+        let name = t["name"].as_str().unwrap();
+        if name == "read_truncated_output" {
+            continue;
+        }
+        let task = t.pointer("/execution/taskSupport") == Some(&json!("required"));
+        if task && matches!(sdk, Sdk::Python) {
+            // The driver's Python client has no task API wired.
+            continue;
+        }
+        let r = d
+            .cmd(json!({ "op": "call", "name": name, "args": everything_args(name), "task": task }))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_sanitized(&r);
+        assert!(!r.to_string().contains(&fake_key()), "{name}: the key was redacted");
+        called += 1;
+    }
+    // All but the recall tool (and, for Python, the task-only tool).
+    let skipped = if matches!(sdk, Sdk::Python) { 2 } else { 1 };
+    assert_eq!(called, names.len() - skipped, "tools called of {names:?}");
+    for must in ["get-roots-list", "trigger-elicitation-request", "simulate-research-query", "gzip-file-as-resource"] {
+        assert!(names.contains(&must), "{must} is listed: {names:?}");
+    }
+    let echo = d.call("echo", everything_args("echo"));
+    assert!(texts(&echo).contains("the key is"), "{}", trunc(&echo));
+
+    let resources = d.cmd(json!({ "op": "list_resources" })).unwrap();
+    let uri = resources["resources"][0]["uri"].as_str().unwrap().to_string();
+    let r = d.cmd(json!({ "op": "read", "uri": uri })).unwrap();
+    assert_valid("ReadResourceResult", &r);
+    assert!(r.pointer("/contents/0/_meta/result-sanitizer~1record").is_some(), "{}", trunc(&r));
+
+    let stats = d.cmd(json!({ "op": "stats" })).unwrap();
+    assert!(stats["sampled"].as_u64().unwrap() >= 1, "sampling passed: {stats}");
+    assert!(stats["progress"].as_u64().unwrap() >= 2, "progress passed: {stats}");
+    assert!(stats["roots"].as_u64().unwrap() >= 1, "roots passed: {stats}");
+    assert!(stats["elicited"].as_u64().unwrap() >= 1, "elicitation passed: {stats}");
+}
+
+#[test]
+fn ts_client_calls_every_tool_of_server_everything() {
+    every_everything_tool(Sdk::TypeScript, Via::Stdio);
+}
+
+#[test]
+fn python_client_calls_every_tool_of_server_everything() {
+    every_everything_tool(Sdk::Python, Via::Stdio);
+}
+
+#[test]
+fn ts_client_over_http_calls_every_tool_of_server_everything() {
+    every_everything_tool(Sdk::TypeScript, Via::Http);
+}
+
+#[test]
+fn python_client_over_http_calls_every_tool_of_server_everything() {
+    every_everything_tool(Sdk::Python, Via::Http);
+}
+
+/// curl's status code for a POST of `body` with extra headers.
+fn http_status(url: &str, headers: &[&str], body: &str) -> String {
+    let mut c = Command::new("curl");
+    c.args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", url, "-d", body]);
+    c.args(["-H", "Content-Type: application/json", "-H", "Accept: application/json, text/event-stream"]);
+    for h in headers {
+        c.args(["-H", h]);
+    }
+    String::from_utf8(c.output().expect("curl runs").stdout).unwrap()
+}
+
+#[test]
+fn http_checks_origin_protocol_version_and_session() {
+    let l = Listener::start(proxied(&[], &everything()));
+    let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "curl", "version": "1" } } })
+    .to_string();
+    let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }).to_string();
+    assert_eq!(http_status(&l.url, &["Origin: http://attacker.example"], &init), "403");
+    assert_eq!(http_status(&l.url, &["Origin: http://localhost:3000"], &init), "200");
+    assert_eq!(http_status(&l.url, &["MCP-Protocol-Version: 2024-01-01"], &list), "400");
+    assert_eq!(http_status(&l.url, &[], &list), "400", "no session");
+    assert_eq!(http_status(&l.url, &["MCP-Session-Id: nosuchsession"], &list), "404");
+    for v in ["2025-06-18", "2025-11-25"] {
+        // A session, then a request in it with each protocol version.
+        let out = Command::new("curl")
+            .args(["-s", "-D", "-", "-o", "/dev/null", "-X", "POST", &l.url, "-d", &init])
+            .args(["-H", "Content-Type: application/json", "-H", "Accept: application/json, text/event-stream"])
+            .output()
+            .unwrap();
+        let head = String::from_utf8_lossy(&out.stdout).to_string();
+        let sid = head
+            .lines()
+            .find_map(|h| h.strip_prefix("Mcp-Session-Id: ").or_else(|| h.strip_prefix("mcp-session-id: ")))
+            .unwrap_or_else(|| panic!("a session id in {head}"))
+            .trim()
+            .to_string();
+        let sid_h = format!("MCP-Session-Id: {sid}");
+        let ver_h = format!("MCP-Protocol-Version: {v}");
+        let note = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string();
+        assert_eq!(http_status(&l.url, &[&sid_h, &ver_h], &note), "202");
+        assert_eq!(http_status(&l.url, &[&sid_h, &ver_h], &list), "200", "{v}");
+    }
+}
+
+/// The recall tool never takes a server tool's name.
+#[test]
+fn the_recall_tool_is_renamed_when_the_server_has_its_name() {
+    let files = Files::new("rename");
+    let mut d = Driver::stdio(Sdk::TypeScript, proxied(&["--recall-tool", "read_file"], &filesystem(&files.dir)));
+    let tools = d.tools();
+    let named = |n: &str| tools.iter().filter(|t| t["name"] == n).count();
+    assert_eq!((named("read_file"), named("read_file_2")), (1, 1));
+    let r = d.call("read_text_file", json!({ "path": files.path("big.txt") }));
+    let id = regex_lite::Regex::new(r"call_id=([A-Za-z0-9_]+)").unwrap().captures(&texts(&r)).unwrap()[1].to_string();
+    let s = d.call("read_file_2", json!({ "call_id": id, "offset": 2, "limit": 1, "unit": "lines" }));
+    assert_eq!(slice_lines(&texts(&s)), "line 000001: the quick brown fox jumps over the lazy dog\n");
+    // The server's own read_file still answers.
+    let own = d.call("read_file", json!({ "path": files.path("creds.txt") }));
+    assert!(texts(&own).contains("region = eu-west-1"));
+}
+
+#[test]
+fn no_recall_adds_no_tool() {
+    let mut d = Driver::stdio(Sdk::TypeScript, proxied(&["--no-recall"], &everything()));
+    assert!(d.tools().iter().all(|t| t["name"] != "read_truncated_output"));
+}
+
+#[test]
+fn inspector_cli_lists_the_tools_through_the_proxy() {
+    let dir = mcp_dir();
+    let mut args = vec![node_bin("mcp-inspector"), "--cli".into(), BIN.into()];
+    args.extend(proxied(&[], &everything()));
+    args.extend(["--method".into(), "tools/list".into()]);
+    let out = Command::new("node").args(&args).current_dir(&dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("the inspector prints JSON");
+    assert_valid("ListToolsResult", &v);
+    let names: Vec<&str> = v["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.contains(&"echo") && names.contains(&"read_truncated_output"), "{names:?}");
+}
+
+/// A server command that writes its pid to `pidfile`, then becomes the server.
+fn with_pidfile(pidfile: &Path, server: &[String]) -> Vec<String> {
+    let quoted: Vec<String> = server.iter().map(|a| format!("'{a}'")).collect();
+    vec!["sh".into(), "-c".into(), format!("echo $$ > '{}'; exec {}", pidfile.display(), quoted.join(" "))]
+}
+
+fn read_pid(pidfile: &Path) -> libc::pid_t {
+    let end = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(p) = std::fs::read_to_string(pidfile).ok().and_then(|s| s.trim().parse().ok()) {
+            return p;
+        }
+        assert!(Instant::now() < end, "the server wrote no pid");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn alive(pid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+#[test]
+fn killing_the_server_mid_call_gives_the_client_an_error_within_a_second() {
+    for sdk in [Sdk::TypeScript, Sdk::Python] {
+        let pidfile = std::env::temp_dir().join(format!("rs-mcp-kill-{sdk:?}-{}.pid", std::process::id()));
+        let _ = std::fs::remove_file(&pidfile);
+        let mut d = Driver::stdio(sdk, proxied(&[], &with_pidfile(&pidfile, &everything())));
+        let pid = read_pid(&pidfile);
+        d.send(
+            json!({ "op": "call", "name": "trigger-long-running-operation", "args": { "duration": 30, "steps": 30 } }),
+        );
+        std::thread::sleep(Duration::from_millis(1500));
+        // SAFETY: SIGKILL to the server this test started.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+        let t = Instant::now();
+        let e = d.answer().expect_err("the call fails");
+        let took = t.elapsed();
+        assert!(took < Duration::from_secs(1), "{sdk:?}: the error came after {took:?}");
+        assert!(!e.is_empty(), "{sdk:?}");
+        let _ = std::fs::remove_file(&pidfile);
+    }
+}
+
+/// A raw JSON-RPC client on the proxy's stdio: the test itself.
+struct Raw {
+    child: Child,
+    input: Option<ChildStdin>,
+    output: BufReader<ChildStdout>,
+}
+
+impl Raw {
+    fn start(args: Vec<String>) -> Self {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .current_dir(mcp_dir())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = child.stdin.take();
+        let output = BufReader::new(child.stdout.take().unwrap());
+        Self { child, input, output }
+    }
+
+    fn send(&mut self, v: &Value) {
+        let w = self.input.as_mut().unwrap();
+        writeln!(w, "{v}").unwrap();
+        w.flush().unwrap();
+    }
+
+    /// The next message; every one must be valid JSON-RPC for MCP.
+    fn next(&mut self) -> Value {
+        let mut line = String::new();
+        self.output.read_line(&mut line).unwrap();
+        assert!(!line.is_empty(), "the proxy closed its stdout");
+        let v: Value = serde_json::from_str(&line).expect("one JSON message per line");
+        assert_valid("JSONRPCMessage", &v);
+        v
+    }
+
+    /// The response to `id`, passing over notifications and requests.
+    fn response(&mut self, id: &Value) -> Value {
+        loop {
+            let v = self.next();
+            if v.get("method").is_none() && &v["id"] == id {
+                return v;
+            }
+        }
+    }
+
+    fn init(&mut self) {
+        self.send(&json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "raw", "version": "1" } } }));
+        let r = self.response(&json!(0));
+        assert_valid("InitializeResult", &r["result"]);
+        self.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Ids of every JSON type a request may have come back as they were, and
+/// every message on the wire is valid.
+#[test]
+fn ids_of_every_type_and_every_message_valid_on_the_wire() {
+    let mut p = Raw::start(proxied(&[], &everything()));
+    p.init();
+    for id in [json!("a string id"), json!(7), json!(-3), json!("")] {
+        p.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": { "name": "get-sum", "arguments": { "a": 1, "b": 2 } } }));
+        let r = p.response(&id);
+        assert_eq!(r["id"], id);
+        assert_sanitized(&r["result"]);
+        assert_valid("JSONRPCResultResponse", &r);
+    }
+    // Unknown methods pass, and so does the server's answer.
+    p.send(&json!({ "jsonrpc": "2.0", "id": "u", "method": "no/such/method" }));
+    let r = p.response(&json!("u"));
+    assert!(r["error"]["code"].is_i64(), "{r}");
+    p.send(&json!({ "jsonrpc": "2.0", "id": 9, "method": "tools/list" }));
+    assert_valid("ListToolsResult", &p.response(&json!(9))["result"]);
+}
+
+/// The client closes stdin: the proxy stops the server and exits.
+#[test]
+fn client_disconnect_stops_the_server() {
+    let pidfile = std::env::temp_dir().join(format!("rs-mcp-eof-{}.pid", std::process::id()));
+    let _ = std::fs::remove_file(&pidfile);
+    let mut p = Raw::start(proxied(&[], &with_pidfile(&pidfile, &everything())));
+    p.init();
+    let pid = read_pid(&pidfile);
+    assert!(alive(pid));
+    p.input.take();
+    let end = Instant::now() + Duration::from_secs(8);
+    let status = loop {
+        if let Some(s) = p.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < end, "the proxy did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!alive(pid), "the server was stopped");
+    let _ = std::fs::remove_file(&pidfile);
+}
+
+/// A response over the message cap is never held whole: the tool's
+/// result becomes an error result saying so.
+#[test]
+fn an_oversized_response_becomes_an_error_result() {
+    let files = Files::new("oversized");
+    let mut d = Driver::stdio(Sdk::TypeScript, proxied(&["--max-message-bytes", "100000"], &filesystem(&files.dir)));
+    let r = d.call("read_text_file", json!({ "path": files.path("big.txt") }));
+    assert_valid("CallToolResult", &r);
+    assert_eq!(r["isError"], true);
+    let t = texts(&r);
+    assert!(t.contains("withheld") && t.contains("message cap of 100000 bytes"), "{t}");
+    // The session goes on.
+    let r = d.call("read_text_file", json!({ "path": files.path("creds.txt") }));
+    assert_sanitized(&r);
+}
+
+/// The pipeline failing on one result (its fuel here) makes that result
+/// an error result saying why, never the raw one; the next one passes.
+#[test]
+fn a_result_the_pipeline_fails_on_is_withheld() {
+    let files = Files::new("fuel");
+    let mut d = Driver::stdio(Sdk::TypeScript, proxied(&["--fuel", "30000000"], &filesystem(&files.dir)));
+    let r = d.call("read_text_file", json!({ "path": files.path("big.txt") }));
+    assert_valid("CallToolResult", &r);
+    assert_eq!(r["isError"], true, "{}", trunc(&r));
+    let t = texts(&r);
+    assert!(t.contains("withheld") && t.contains("fuel"), "{t}");
+    assert!(!t.contains("line 000001"), "nothing of the raw result");
+    let r = d.call("read_text_file", json!({ "path": files.path("creds.txt") }));
+    assert_sanitized(&r);
+    assert!(!r.to_string().contains(&fake_key()));
+}
+
+/// server-everything serving Streamable HTTP itself, stopped on drop.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new("node")
+            .args([node_bin("mcp-server-everything"), "streamableHttp".into()])
+            .env("PORT", port.to_string())
+            .current_dir(mcp_dir())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let addr = format!("127.0.0.1:{port}");
+        let end = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(&addr).is_err() {
+            assert!(Instant::now() < end, "server-everything does not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Self { child, url: format!("http://{addr}/mcp") }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `--upstream URL`: a server reached over Streamable HTTP, behind the
+/// proxy on stdio and on HTTP, with sampling and progress passing.
+#[test]
+fn an_http_upstream_behind_both_transports() {
+    let server = HttpServer::start();
+    for (sdk, via) in [(Sdk::TypeScript, Via::Stdio), (Sdk::Python, Via::Http)] {
+        let args = vec!["mcp".to_string(), "--upstream".into(), server.url.clone()];
+        let (mut d, _l) = connect(sdk, via, args);
+        let tools = d.tools();
+        assert!(tools.iter().any(|t| t["name"] == "read_truncated_output"), "{sdk:?} {via:?}");
+        let r = d.call("echo", everything_args("echo"));
+        assert_sanitized(&r);
+        assert!(!r.to_string().contains(&fake_key()), "{sdk:?} {via:?}: redacted");
+        let r = d.call("trigger-sampling-request", everything_args("trigger-sampling-request"));
+        assert_sanitized(&r);
+        let r = d.call("trigger-long-running-operation", everything_args("trigger-long-running-operation"));
+        assert_sanitized(&r);
+        let stats = d.cmd(json!({ "op": "stats" })).unwrap();
+        assert!(stats["sampled"].as_u64().unwrap() >= 1, "{sdk:?} {via:?}: {stats}");
+        assert!(stats["progress"].as_u64().unwrap() >= 1, "{sdk:?} {via:?}: {stats}");
+    }
+}
+
+/// A source file read through a tool (its `path` argument names it) is
+/// redacted as code: generic rules look only inside string literals. The
+/// same text in a .txt file is redacted as text.
+#[test]
+fn a_source_file_read_by_a_tool_is_redacted_as_code() {
+    let files = Files::new("code");
+    let (bare, quoted) = (["Xk9m", "Q2vL", "p7zzQ"].concat(), ["Rt5w", "N8qZ", "c3vB", "x7Lk"].concat());
+    let text = format!("def connect():\n    DB_PASSWORD={bare}\n    secret = \"{quoted}\"\n");
+    std::fs::write(files.dir.join("settings.py"), &text).unwrap();
+    std::fs::write(files.dir.join("settings.txt"), &text).unwrap();
+    let (mut d, _l) = connect(Sdk::TypeScript, Via::Stdio, proxied(&[], &filesystem(&files.dir)));
+    let code = texts(&d.call("read_text_file", json!({ "path": files.path("settings.py") })));
+    assert!(code.contains(&bare) && !code.contains(&quoted), "{code}");
+    let plain = texts(&d.call("read_text_file", json!({ "path": files.path("settings.txt") })));
+    assert!(!plain.contains(&bare) && !plain.contains(&quoted), "{plain}");
+}

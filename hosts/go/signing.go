@@ -472,6 +472,18 @@ func (m *SignedManifest) message() []byte {
 	return w.Bytes()
 }
 
+// section is the signature section as serde_json writes the Rust
+// SignatureSection: format 1, the manifest, the signature.
+func (m *SignedManifest) section(sig string) []byte {
+	var w bytes.Buffer
+	w.WriteString(`{"v":1,"manifest":`)
+	w.Write(m.message()[len(signContext):])
+	w.WriteString(`,"signature":`)
+	serdeString(&w, sig)
+	w.WriteByte('}')
+	return w.Bytes()
+}
+
 // readManifest reads the pack's own manifest among secs.
 func readManifest(b []byte, secs []section) (PackManifest, error) {
 	var found *section
@@ -542,6 +554,12 @@ func VerifyPack(pack []byte, trust Trust) (*Verified, error) {
 		}
 		if signed, sigHex, err = parseSignature(pack[sig.data:sig.end]); err != nil {
 			return nil, err
+		}
+		// The section has one encoding, the one the Rust signer writes:
+		// JSON that parses to the same manifest another way (`\u001F` for
+		// `\u001f`, spaces) would be a changed byte that still verifies.
+		if !bytes.Equal(signed.section(sigHex), pack[sig.data:sig.end]) {
+			return nil, refuse(RefusedTampered, "signature section is not in its one encoding")
 		}
 		signedRange, mine = pack[:sig.start], secs[:len(secs)-1]
 	}

@@ -272,6 +272,12 @@ fn split_signature(wasm: &[u8]) -> Result<(&[u8], Option<SignatureSection>), Ref
             if sig.v != 1 {
                 return Err(Refusal::Tampered("unknown signature format".into()));
             }
+            // The section has one encoding, the one `sign` writes: JSON that
+            // parses to the same manifest another way (`\u001F` for
+            // `\u001f`, spaces) would be a changed byte that still verifies.
+            if serde_json::to_vec(&sig).map_or(true, |c| c != body) {
+                return Err(Refusal::Tampered("signature section is not in its one encoding".into()));
+            }
             Ok((&wasm[..data_start], Some(sig)))
         }
         _ => Err(Refusal::Tampered("more than one signature section".into())),

@@ -156,6 +156,10 @@ def main():
     sig_text("float-version.wasm", lambda t: t.replace(b'"v":1', b'"v":1.0', 1))
     sig_text("lone-surrogate.wasm", lambda t: t.replace(b'"name":"acme"', b'"name":"acme\\ud800"', 1))
     sig_text("unknown-field.wasm", lambda t: t.replace(b'"v":1', b'"v":1,"w":0', 1))
+    # One encoding only: the same manifest written another way (a space,
+    # an escape in upper case) would otherwise still verify.
+    sig_text("spaced.wasm", lambda t: t.replace(b'"v":1,', b'"v": 1,', 1))
+    sig_text("escape-case.wasm", lambda t: t.replace(b'"tenant":"acme"', b'"tenant":"\\u0061cme"', 1))
     # The format number is not signed: another one is a changed byte.
     sig_text("format-zero.wasm", lambda t: t.replace(b'"v":1', b'"v":0', 1))
     # A platform grant (`may_relax`) is part of the signed message.
@@ -184,6 +188,8 @@ def main():
         {"file": "lone-surrogate.wasm", "expect": "tampered"},
         {"file": "unknown-field.wasm", "expect": "tampered"},
         {"file": "format-zero.wasm", "expect": "tampered"},
+        {"file": "spaced.wasm", "expect": "tampered"},
+        {"file": "escape-case.wasm", "expect": "tampered"},
         {"file": "may-relax.wasm", "expect": "ok"},
         {"file": "grant-widened.wasm", "expect": "tampered"},
         {"file": "expired.wasm", "expect": "expired"},

@@ -228,13 +228,31 @@ function signatureSection(v) {
   return v;
 }
 
-/** The message signed: the context line and the manifest as serde_json writes it. */
-function message(m) {
+/** The manifest as serde_json writes it. */
+function manifestJson(m) {
   // JSON.stringify escapes well-formed strings exactly as serde_json does
   // (", \, \b \t \n \f \r, other controls as lower-case \u00xx; nothing else).
   const parts = SIGNED_FIELDS.slice(0, 7).map((f) => `${JSON.stringify(f)}:${JSON.stringify(m[f] ?? null)}`);
   if (m.may_relax?.length) parts.push(`"may_relax":${JSON.stringify(m.may_relax)}`);
-  return Buffer.from(CONTEXT + '{' + parts.join(',') + '}', 'utf8');
+  return '{' + parts.join(',') + '}';
+}
+
+/** The message signed: the context line and the manifest as serde_json writes it. */
+function message(m) {
+  return Buffer.from(CONTEXT + manifestJson(m), 'utf8');
+}
+
+/**
+ * The section has one encoding, the one the Rust signer writes: JSON that
+ * parses to the same manifest another way (`\u001F` for `\u001f`, spaces)
+ * would be a changed byte that still verifies.
+ */
+function canonicalSection(bytes, v) {
+  const one = `{"v":1,"manifest":${manifestJson(v.manifest)},"signature":${JSON.stringify(v.signature)}}`;
+  if (!Buffer.from(one, 'utf8').equals(Buffer.from(bytes))) {
+    throw refuse('tampered', 'signature section is not in its one encoding');
+  }
+  return v;
 }
 
 /** The pack's own manifest (`result-sanitizer:manifest`) in `secs`. */
@@ -320,7 +338,10 @@ export function verifyPack(bytes, { trustedKeys = [], allowUnsigned = false, ten
   const sig = sigs[0];
   if (sig && sig.end !== b.length) throw refuse('tampered', 'bytes follow the signature section');
   const section = sig
-    ? signatureSection(parseJson(b.subarray(sig.data, sig.end), 'tampered', 'signature section is not valid JSON', [...SECTION_FIELDS, ...SIGNED_FIELDS], true))
+    ? canonicalSection(
+        b.subarray(sig.data, sig.end),
+        signatureSection(parseJson(b.subarray(sig.data, sig.end), 'tampered', 'signature section is not valid JSON', [...SECTION_FIELDS, ...SIGNED_FIELDS], true)),
+      )
     : null;
   const signedRange = sig ? b.subarray(0, sig.start) : b;
   const manifest = packManifest(b, sig ? secs.slice(0, -1) : secs);

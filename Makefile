@@ -192,7 +192,7 @@ cargo-fuzz:
 fuzz: build cargo-fuzz
 	$(CARGO) fuzz build -s none -a --target-dir target/fuzz
 	@for t in $(FUZZ_TARGETS); do \
-	  mkdir -p target/fuzz/corpus/$$t target/fuzz/artifacts/$$t; \
+	  mkdir -p target/fuzz/corpus/$$t target/fuzz/artifacts/$$t fuzz/corpus/$$t; \
 	  echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
 	  $(CARGO) fuzz run -s none -a --target-dir target/fuzz $$t target/fuzz/corpus/$$t fuzz/corpus/$$t -- \
 	    -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=60 \

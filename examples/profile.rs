@@ -13,6 +13,9 @@
 //! - `fresh - N`: a fresh pipeline instance (a newly loaded default pack) to
 //!   its first tokenized result (16 KiB), N times;
 //! - `native KIB N`: the same pipeline compiled natively, N times;
+//! - `native-mcp KIB N` / `warm-mcp KIB N`: server-filesystem's
+//!   `read_text_file` result (the text as a block and as structured
+//!   content) with the MCP proxy's options, native or through the wasm host;
 //! - `redact-clean KIB` / `redact-dense KIB`: native redaction, throughput;
 //! - `compile - N`: compiling every regex of the default rule set natively, N times;
 //! - `write-clean KIB PATH` / `write-dense KIB PATH` / `write-varied KIB PATH` /
@@ -87,6 +90,41 @@ fn main() {
             }
             println!("native sanitize {kib} KiB: {:?} per call", per(t));
         }
+        "native-mcp" | "warm-mcp" => {
+            // What server-filesystem's read_text_file answers: the text
+            // twice, as a block and as structured content.
+            let line = "2026-12-01T10:00:00Z INFO request served path=/api/v1/items status=200 bytes=5120\n";
+            let text = line.repeat((kib << 10).div_ceil(line.len()))[..kib << 10].to_string();
+            let result = serde_json::json!({
+                "content": [{ "type": "text", "text": text }],
+                "structuredContent": { "content": text },
+            });
+            let input = serde_json::to_vec(&result).expect("JSON");
+            let mut o = result_sanitizer_pipeline::default_options();
+            o.tool = "read_text_file".into();
+            o.call_id = "call_1".into();
+            o.input = result_sanitizer_pipeline::api::InputKind::Mcp;
+            o.recall_bytes = Some(input.len() as u64);
+            let t = if mode == "native-mcp" {
+                let pack = native_pack();
+                let t = Instant::now();
+                for _ in 0..n {
+                    result_sanitizer_pipeline::sanitize(&input, &o, &pack).expect("sanitize");
+                }
+                t
+            } else {
+                let s = Sanitizer::new(Limits::default()).expect("sanitizer");
+                let o = result_sanitizer::options_from_json(&serde_json::to_value(&o).expect("options serialize"))
+                    .expect("options convert");
+                s.sanitize(&input, &o).expect("sanitize");
+                let t = Instant::now();
+                for _ in 0..n {
+                    s.sanitize(&input, &o).expect("sanitize");
+                }
+                t
+            };
+            println!("{mode} {kib} KiB read_text_file result: {:?} per call", per(t));
+        }
         "redact-clean" | "redact-dense" => {
             let pack = native_pack();
             let data = if mode == "redact-clean" { service_log(kib << 10) } else { dense(kib << 10) };
@@ -116,7 +154,7 @@ fn main() {
             std::fs::write(path, data).expect("write");
         }
         _ => {
-            eprintln!("usage: profile warm|fresh|native|redact-clean|redact-dense|compile|write-clean|write-dense|write-varied|write-ci|write-ci-ascii [KIB] [N|PATH]");
+            eprintln!("usage: profile warm|fresh|native|native-mcp|warm-mcp|redact-clean|redact-dense|compile|write-clean|write-dense|write-varied|write-ci|write-ci-ascii [KIB] [N|PATH]");
             std::process::exit(2);
         }
     }

@@ -50,6 +50,7 @@ pub fn default_options() -> Options {
         total_bytes: None,
         markup_bytes: None,
         recall_bytes: None,
+        recall_tool: None,
         slice: None,
         report_key: None,
         source: OutputSource::Tool,
@@ -106,6 +107,12 @@ pub fn resolve(opts: &Options, rules: &RuleSet) -> Result<Budget, SanitizeError>
     let markup_bytes = opts.markup_bytes.unwrap_or(max_bytes.saturating_mul(4).min(MAX_MAX_BYTES));
     if !(MIN_MAX_BYTES..=MAX_MAX_BYTES).contains(&markup_bytes) {
         return bad(format!("markup-bytes must be between {MIN_MAX_BYTES} and {MAX_MAX_BYTES}, got {markup_bytes}"));
+    }
+    if let Some(t) = &opts.recall_tool {
+        let ok = (1..=128).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b));
+        if !ok {
+            return bad("recall-tool must be 1 to 128 letters, digits, `_`, `-` or `.`".into());
+        }
     }
     if let Some(s) = &opts.slice {
         if s.limit == 0 || (s.unit == crate::api::SliceUnit::Lines && s.offset == 0) {
@@ -166,5 +173,32 @@ mod tests {
         assert_eq!(resolve(&o, &r).unwrap().max_tokens, 300);
         o.max_tokens = Some(10);
         assert!(matches!(resolve(&o, &r), Err(SanitizeError::InvalidOptions(_))));
+    }
+
+    #[test]
+    fn recall_tool_names_a_tool_or_is_refused() {
+        let r = rules(Vec::new());
+        let mut o = default_options();
+        o.recall_tool = Some("read_truncated_output".into());
+        assert!(resolve(&o, &r).is_ok());
+        for bad in ["", "read output", "x]y", "a\nb", &"x".repeat(129)] {
+            o.recall_tool = Some(bad.into());
+            assert!(matches!(resolve(&o, &r), Err(SanitizeError::InvalidOptions(_))), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn markers_name_the_recall_tool() {
+        let pack = crate::pack::fixtures::pack(Vec::new());
+        let text: String = (0..5000).map(|i| format!("line {i}\n")).collect();
+        let mut o = default_options();
+        o.call_id = "call_1".into();
+        o.recall_bytes = Some(text.len() as u64);
+        o.max_chars = Some(2000);
+        let shown = |o: &Options| format!("{:?}", crate::sanitize(text.as_bytes(), o, &pack).unwrap().message);
+        assert!(shown(&o).contains("recall(call_id=call_1, offset="));
+        o.recall_tool = Some("read_truncated_output".into());
+        let t = shown(&o);
+        assert!(t.contains("read_truncated_output(call_id=call_1, offset=") && !t.contains(" recall(call_id"), "{t}");
     }
 }

@@ -24,7 +24,6 @@ use crate::stages::structure::{self, Fit};
 use crate::stages::wrap::{self, Extra, Renderer};
 use crate::stages::{byte_cap, decode, html, mcp, triage};
 use crate::strategies::error_lines;
-use crate::support::edits::OffsetMap;
 use crate::support::located::{Hole, Located};
 use crate::support::tokenizer::Tokenizer;
 
@@ -150,7 +149,7 @@ pub(crate) fn sanitize_visible(
     let opts = shown.as_ref();
 
     // Structured content takes at most half the token budget.
-    let recall = Recall::from_options(&opts.call_id, opts.recall_bytes, opts.source);
+    let recall = Recall::from_options(opts);
     let mut notes = Vec::new();
     let (structured, structured_tokens) = match body.structured {
         Some(s) => structure::structured_content(s, &budget, &recall, input.len(), tok, &mut record, &mut notes),
@@ -162,12 +161,19 @@ pub(crate) fn sanitize_visible(
     let capped = byte_cap::run(&body.text, opts.slice.as_ref(), body.total, budget.max_bytes, drained);
     record.stage(Stage::ByteCap, capped.input_len, capped.read.len());
     let decoded = decode::run(capped.read);
-    let Redacted { text, map: rmap, defanged, spans } = pass.redact(&decoded.text, true, &mut record.counts);
+    let drained = capped.drained.filter(|d| d.bytes > 0);
+    let join = drained.map(|d| decoded.map.first_at_or_after(decoded.text.len(), d.at));
+    let Redacted { text, map: rmap, defanged, spans } =
+        pass.redact_joined(&decoded.text, join, true, &mut record.counts);
     record.stage(Stage::Redact, decoded.text.len(), text.len());
-    let hole = capped
-        .drained
-        .filter(|d| d.bytes > 0)
-        .map(|d| locate_hole(&d, &decoded.map, &rmap, decoded.text.len(), text.len()));
+    let hole = drained.zip(join).map(|(d, decoded)| Hole {
+        src: d.at,
+        decoded,
+        text: rmap.first_at_or_after(text.len(), decoded),
+        bytes: d.bytes,
+        newlines: d.newlines,
+        ends_line: d.ends_line,
+    });
     let located = Located { text, rmap, dmap: decoded.map, lines: decoded.lines, base: capped.base, hole };
     // The drained middle's lines and replacements are the output's too.
     let gap = opts.gap.as_ref().filter(|_| hole.is_some());
@@ -240,26 +246,6 @@ pub(crate) fn sanitize_visible(
     let is_error = body.is_error || opts.tool_error.is_some();
     let message = wrap::message(opts, &out.text, &body.extras, structured.as_ref(), is_error, &record);
     Ok((Sanitized { message, record, is_error }, out.text))
-}
-
-/// Where a drained middle is in the decoded and the redacted text: the
-/// first offset that maps to its place in the bytes read or after it.
-fn locate_hole(d: &byte_cap::Drained, dmap: &OffsetMap, rmap: &OffsetMap, dec_len: usize, text_len: usize) -> Hole {
-    let first = |len: usize, f: &dyn Fn(usize) -> usize, target: usize| {
-        let (mut lo, mut hi) = (0usize, len);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if f(mid) < target {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
-    };
-    let decoded = first(dec_len, &|o| dmap.to_src(o), d.at);
-    let text = first(text_len, &|o| rmap.to_src(o), decoded);
-    Hole { src: d.at, decoded, text, bytes: d.bytes, newlines: d.newlines, ends_line: d.ends_line }
 }
 
 /// `opts` with the caller text that markers and the boundary show (tool

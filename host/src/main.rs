@@ -633,9 +633,8 @@ fn mcp(mo: &McpOpts, command: &[String]) -> Result<i32, Error> {
         config.recall.enabled = false;
     }
     if let Some(name) = &mo.recall_tool {
-        if name.is_empty() {
-            return Err(Error::InvalidOptions("--recall-tool must not be empty".into()));
-        }
+        result_sanitizer::mcp::config::check_tool_name(name)
+            .map_err(|e| Error::InvalidOptions(format!("--recall-tool {e}")))?;
         config.recall.tool = name.clone();
     }
     let s = Arc::new(Sanitizer::new(mo.limits.limits())?);

@@ -317,3 +317,40 @@ fn a_kept_long_output_shows_its_end_and_recalls_its_middle() {
     let back = s.recall(s.default_pack(), &store, "acme", "call_7", sl, &o).unwrap();
     assert!(text(&common::json(&back)).ends_with("step 20000: ok\nstep 20001: ok\n"));
 }
+
+/// One long line read as head + tail, where a secret-named assignment runs
+/// from the head into the drained middle (found by the `head_tail` fuzz
+/// target): the match over the joined text is split at the join, so the
+/// omitted span is exactly the drained middle and the spans tile the
+/// output.
+#[test]
+fn a_match_across_the_join_of_head_and_tail_is_split_there() {
+    let s = common::sanitizer();
+    let unit = " step API_KEY=k3y-not-in-any-vault-0000 done;";
+    let line = unit.repeat(400);
+    let (head, tail) = (1143usize, 381usize);
+    // The head ends inside an assignment's value.
+    let at = line[..head].rfind("API_KEY=").unwrap();
+    assert!(head - at < "API_KEY=k3y-not-in-any-vault-0000".len(), "the join is inside a value");
+    let ht =
+        read_head_tail(s, s.default_pack(), line.as_bytes(), head as u64, tail as u64, DEFAULT_DRAIN_LIMIT).unwrap();
+    let gap = ht.gap.clone().expect("a middle was drained");
+    let mut opts = common::opts("shell");
+    opts.max_bytes = Some((head + tail) as u64);
+    opts.gap = Some(gap.clone());
+    let out = s.sanitize(&ht.bytes, &opts).unwrap();
+    let r = &out.record;
+    let mut spans: Vec<_> = r.kept.iter().chain(r.omitted.iter()).collect();
+    spans.sort_by_key(|s| s.start_byte);
+    let mut end = 0;
+    for sp in spans {
+        assert_eq!(sp.start_byte, end, "spans tile the output: {:?} / {:?}", r.kept, r.omitted);
+        end = sp.end_byte;
+    }
+    assert_eq!(end, line.len() as u64);
+    let om = &r.omitted[0];
+    assert!(om.start_byte <= gap.start_byte && gap.start_byte + gap.bytes <= om.end_byte, "{om:?} covers {gap:?}");
+    assert!(om.end_byte - om.start_byte < gap.bytes + 8, "{om:?} is the drained middle, not more");
+    let t = text(&common::json(&out)).to_string();
+    assert!(!t.contains("k3y-not-in-any-vault"), "{t}");
+}

@@ -289,8 +289,8 @@ fn cut_file_reads_back_whole(sdk: Sdk, via: Via) {
     let text = texts(&r);
     assert!(text.len() < files.big.len() / 10, "the result was cut ({} bytes)", text.len());
     assert!(text.starts_with("[truncated: partial output"), "{}", &text[..200]);
-    let m = regex_lite::Regex::new(r"recall\(call_id=([A-Za-z0-9_]+), offset=(\d+)").unwrap();
-    let caps = m.captures(&text).expect("a marker names the recall");
+    let m = regex_lite::Regex::new(r"read_truncated_output\(call_id=([A-Za-z0-9_]+), offset=(\d+)").unwrap();
+    let caps = m.captures(&text).expect("a marker names the added tool");
     let call_id = caps[1].to_string();
     assert!(r["structuredContent"].to_string().len() < 200_000, "structured content is budgeted too");
 
@@ -489,7 +489,8 @@ fn the_recall_tool_is_renamed_when_the_server_has_its_name() {
     let named = |n: &str| tools.iter().filter(|t| t["name"] == n).count();
     assert_eq!((named("read_file"), named("read_file_2")), (1, 1));
     let r = d.call("read_text_file", json!({ "path": files.path("big.txt") }));
-    let id = regex_lite::Regex::new(r"call_id=([A-Za-z0-9_]+)").unwrap().captures(&texts(&r)).unwrap()[1].to_string();
+    let marker = regex_lite::Regex::new(r"read_file_2\(call_id=([A-Za-z0-9_]+)").unwrap();
+    let id = marker.captures(&texts(&r)).expect("the markers name the renamed tool")[1].to_string();
     let s = d.call("read_file_2", json!({ "call_id": id, "offset": 2, "limit": 1, "unit": "lines" }));
     assert_eq!(slice_lines(&texts(&s)), "line 000001: the quick brown fox jumps over the lazy dog\n");
     // The server's own read_file still answers.

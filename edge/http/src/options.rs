@@ -104,6 +104,7 @@ impl Request {
             total_bytes: None,
             markup_bytes: None,
             recall_bytes: None,
+            recall_tool: None,
             slice: None,
             report_key: None,
             // A request body is a stream: nothing of it is kept, so an

@@ -35,6 +35,8 @@ pub struct MiddleCut {
 pub struct Recall {
     /// Call id the output is kept under (safe alphabet), when kept.
     pub call_id: Option<String>,
+    /// The tool that serves recall (the options checked its alphabet).
+    pub tool: String,
     /// Bytes 0..n of the original are kept.
     pub kept_bytes: u64,
     /// Where the output came from.
@@ -43,21 +45,23 @@ pub struct Recall {
 
 impl Default for Recall {
     fn default() -> Self {
-        Self { call_id: None, kept_bytes: 0, source: OutputSource::Tool }
+        Self { call_id: None, tool: "recall".into(), kept_bytes: 0, source: OutputSource::Tool }
     }
 }
 
 impl Recall {
     /// From the options: kept only with a call id and `recall-bytes`.
-    pub fn from_options(call_id: &str, recall_bytes: Option<u64>, source: OutputSource) -> Self {
+    pub fn from_options(opts: &crate::api::Options) -> Self {
+        let (call_id, recall_bytes, source) = (&opts.call_id, opts.recall_bytes, opts.source);
+        let tool = opts.recall_tool.clone().unwrap_or_else(|| "recall".into());
         let id: String = call_id
             .chars()
             .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
             .take(128)
             .collect();
         match recall_bytes {
-            Some(n) if !id.is_empty() && n > 0 => Self { call_id: Some(id), kept_bytes: n, source },
-            _ => Self { source, ..Self::default() },
+            Some(n) if !id.is_empty() && n > 0 => Self { call_id: Some(id), tool, kept_bytes: n, source },
+            _ => Self { source, tool, ..Self::default() },
         }
     }
 
@@ -69,7 +73,7 @@ impl Recall {
     /// Short wording for notes inside data (JSON): how the rest is had.
     pub fn short(&self, end_byte: u64) -> String {
         match &self.call_id {
-            Some(id) if self.covers(end_byte) => format!(", recallable: recall call_id={id}"),
+            Some(id) if self.covers(end_byte) => format!(", recallable: {} call_id={id}", self.tool),
             _ => ", not kept".into(),
         }
     }
@@ -84,8 +88,9 @@ pub fn recovery(start_byte: u64, end_byte: u64, start_line: u64, end_line: u64, 
     let lines = end_line.saturating_sub(start_line) + 1;
     match (&recall.call_id, recall.source) {
         (Some(id), _) if recall.covers(end_byte) => format!(
-            "The omitted part is not shown but recallable: recall(call_id={id}, offset={start_byte}, limit={n}) \
-             in bytes, or recall(call_id={id}, offset={start_line}, limit={lines}, unit=lines)."
+            "The omitted part is not shown but recallable: {t}(call_id={id}, offset={start_byte}, limit={n}) \
+             in bytes, or {t}(call_id={id}, offset={start_line}, limit={lines}, unit=lines).",
+            t = recall.tool
         ),
         (_, OutputSource::File) => format!(
             "The omitted part is not kept here: re-read it from the file, offset={start_byte} limit={n} (bytes) \
@@ -173,7 +178,8 @@ pub fn cap(t: &Totals, cap: u64) -> String {
     };
     let how = match (&t.recall.call_id, t.total_bytes, t.recall.source) {
         (Some(id), Some(total), _) if t.recall.covers(total) => format!(
-            "The rest is not shown but recallable: recall(call_id={id}, offset={}, limit={}) in bytes.",
+            "The rest is not shown but recallable: {}(call_id={id}, offset={}, limit={}) in bytes.",
+            t.recall.tool,
             t.read_bytes,
             total - t.read_bytes
         ),

@@ -77,6 +77,23 @@ impl OffsetMap {
         }
     }
 
+    /// The first output offset in `0..=len` (`len` the output's length)
+    /// whose source offset is at or after `src`: where a source position
+    /// (a drained middle, say) is in the output. Binary search; the map is
+    /// monotone.
+    pub fn first_at_or_after(&self, len: usize, src: usize) -> usize {
+        let (mut lo, mut hi) = (0usize, len);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.to_src(mid) < src {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
     /// The replacement strictly containing output offset `off`, if any, as
     /// its output span: a cut there would split a replacement string.
     pub fn enclosing(&self, off: usize) -> Option<(usize, usize)> {

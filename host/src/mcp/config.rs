@@ -100,9 +100,8 @@ impl ProxyConfig {
     /// Parses the file's text; `name` is for the error.
     pub fn parse(name: &str, text: &str) -> Result<Self, crate::Error> {
         let c: Self = toml::from_str(text).map_err(|e| crate::Error::InvalidOptions(format!("{name}: {e}")))?;
-        if c.recall.tool.is_empty() {
-            return Err(crate::Error::InvalidOptions(format!("{name}: recall.tool must not be empty")));
-        }
+        check_tool_name(&c.recall.tool)
+            .map_err(|e| crate::Error::InvalidOptions(format!("{name}: recall.tool {e}")))?;
         Ok(c)
     }
 
@@ -126,5 +125,17 @@ impl ProxyConfig {
             o.lenient = t.lenient.unwrap_or(o.lenient);
         }
         o
+    }
+}
+
+/// The recall tool's name: what markers can name (the pipeline's
+/// `recall-tool` alphabet), with room for a suffix if a server's tool has
+/// it already.
+pub fn check_tool_name(name: &str) -> Result<(), String> {
+    let ok = (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err("must be 1 to 64 letters, digits, `_`, `-` or `.`".into())
     }
 }

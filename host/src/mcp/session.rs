@@ -169,10 +169,11 @@ impl Session {
             Some(_) => None,
         };
         let (Some(call_id), Some(offset), Some(limit), Some(unit)) = (call_id, offset, limit, unit) else {
-            return tool_error(
-                "[result-sanitizer] read_truncated_output needs call_id (a string), offset and limit (integers \
+            let name = self.recall_tool().unwrap_or_default();
+            return tool_error(&format!(
+                "[result-sanitizer] {name} needs call_id (a string), offset and limit (integers \
                  from 0) and, optionally, unit (\"bytes\" or \"lines\"), as a marker of a cut result names them",
-            );
+            ));
         };
         let (tool, code) = self.kept.lock().expect("kept lock").get(call_id).cloned().unwrap_or_default();
         let mut o = self.options(&tool, InputKind::Mcp);
@@ -260,6 +261,8 @@ impl Session {
         o.input = input;
         o.format = OutputFormat::Mcp;
         o.source = OutputSource::Tool;
+        // Markers name the tool that reads a cut result back.
+        o.recall_tool = self.recall_tool();
         o
     }
 
@@ -434,10 +437,10 @@ fn recall_tool_definition(name: &str) -> Value {
     json!({
         "name": name,
         "title": "Read truncated output",
-        "description": "Reads a part of an earlier tool result that was cut to fit the context. A cut result's \
-            markers say `recall(call_id=ID, offset=N, limit=M)` (bytes) or `recall(call_id=ID, offset=L, \
-            limit=K, unit=lines)`: call this tool with those arguments. The part is redacted and budgeted like \
-            the result it comes from.",
+        "description": format!("Reads a part of an earlier tool result that was cut to fit the context. A cut \
+            result's markers say `{name}(call_id=ID, offset=N, limit=M)` (bytes) or `{name}(call_id=ID, \
+            offset=L, limit=K, unit=lines)`: call this tool with those arguments. The part is redacted and \
+            budgeted like the result it comes from."),
         "inputSchema": {
             "type": "object",
             "properties": {

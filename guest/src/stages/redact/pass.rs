@@ -77,7 +77,22 @@ impl<'p> Pass<'p> {
     /// look-alikes of the pipeline's markup outside them made harmless
     /// too; replacements are added to `counts`.
     pub(crate) fn redact(&self, text: &str, defang: bool, counts: &mut Counts) -> Redacted {
-        let spans = self.spans(text);
+        self.redact_joined(text, None, defang, counts)
+    }
+
+    /// [`Self::redact`] over a head and a tail joined at `join` (a host
+    /// drained the middle between them): a match across the join is split
+    /// there into two replacements, so the drained middle sits between
+    /// them and every position on either side maps back to its own side.
+    pub(crate) fn redact_joined(&self, text: &str, join: Option<usize>, defang: bool, counts: &mut Counts) -> Redacted {
+        let mut spans = self.spans(text);
+        if let Some(at) = join {
+            if let Some(i) = spans.iter().position(|s| s.start < at && at < s.end) {
+                let tail = Span { start: at, ..spans[i].clone() };
+                spans[i].end = at;
+                spans.insert(i + 1, tail);
+            }
+        }
         let mut list = self.edits_for(&spans, counts);
         let mut defanged = 0;
         if defang {

@@ -16,7 +16,7 @@ CORE      := target/$(WASM_TARGET)/release/result_sanitizer_pipeline.wasm
 BIN       := target/release/result-sanitizer
 SHARED    ?= $(abspath ../shared)
 
-.PHONY: all build wasm-target components js-host test-packs mcp-deps lint demo test test-rust test-js test-go edge edge-http edge-worker edge-test edge-bench wasmtime-cli fuzz cargo-fuzz vectors bench precision clean
+.PHONY: all build wasm-target components js-host test-packs mcp-deps docker-gateway-check lint demo test test-rust test-js test-go edge edge-http edge-worker edge-test edge-bench wasmtime-cli fuzz cargo-fuzz vectors bench precision clean
 
 all: build
 
@@ -87,6 +87,14 @@ $(MCP_VENV): tests/mcp/requirements.txt
 	python3 -m venv target/mcp-venv
 	target/mcp-venv/bin/python -m pip install -q --disable-pip-version-check -r tests/mcp/requirements.txt
 	touch $@
+
+# result-sanitizer as Docker's MCP Gateway's after-interceptor, and in front
+# of it (docs/mcp-proxy.md). Not in `make test`: the Go module proxy does
+# not serve the gateway, so give a binary built from its source:
+#   make docker-gateway-check GATEWAY=/path/to/docker-mcp
+docker-gateway-check: build mcp-deps
+	@test -n "$(GATEWAY)" || { echo "error: give GATEWAY=/path/to/docker-mcp" >&2; exit 2; }
+	target/mcp-venv/bin/python tests/mcp/docker_gateway.py $(GATEWAY)
 
 target/components/pipeline.wasm target/components/default-pack.wasm:
 	@echo "error: $@ is missing: run 'make build' (it builds the components, then the JS host)" >&2; exit 1

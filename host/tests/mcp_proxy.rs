@@ -480,6 +480,54 @@ fn http_checks_origin_protocol_version_and_session() {
     }
 }
 
+/// A POST to the proxy's endpoint with `Accept: application/json` only:
+/// the status, the headers and the body.
+fn post_json_only(url: &str, headers: &[&str], body: &str) -> (String, String) {
+    let mut c = Command::new("curl");
+    c.args(["-s", "-D", "-", "-X", "POST", url, "-d", body]);
+    c.args(["-H", "Content-Type: application/json", "-H", "Accept: application/json"]);
+    for h in headers {
+        c.args(["-H", h]);
+    }
+    let out = String::from_utf8(c.output().expect("curl runs").stdout).unwrap();
+    let (head, body) = out.split_once("\r\n\r\n").expect("headers, then a body");
+    (head.to_string(), body.to_string())
+}
+
+/// A client that does not accept `text/event-stream` gets each answer as
+/// one JSON body, sanitized like a streamed one.
+#[test]
+fn http_answers_a_json_only_client_with_json_bodies() {
+    let l = Listener::start(proxied(&[], &everything()));
+    let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "curl", "version": "1" } } });
+    let (head, body) = post_json_only(&l.url, &[], &init.to_string());
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.to_ascii_lowercase().contains("content-type: application/json"), "{head}");
+    let v: Value = serde_json::from_str(&body).expect("one JSON body");
+    assert_eq!(v["id"], 1);
+    assert_valid("InitializeResult", &v["result"]);
+    let sid = head
+        .lines()
+        .find_map(|h| h.to_ascii_lowercase().starts_with("mcp-session-id:").then(|| h[15..].trim().to_string()))
+        .expect("a session id");
+    let sid_h = format!("MCP-Session-Id: {sid}");
+    let ver_h = "MCP-Protocol-Version: 2025-11-25";
+    let note = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string();
+    assert_eq!(http_status(&l.url, &[&sid_h, ver_h], &note), "202");
+    let key = fake_key();
+    let call = json!({ "jsonrpc": "2.0", "id": "c-1", "method": "tools/call",
+        "params": { "name": "echo", "arguments": { "message": format!("key {key} here") } } });
+    let (head, body) = post_json_only(&l.url, &[&sid_h, ver_h], &call.to_string());
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let v: Value = serde_json::from_str(&body).expect("one JSON body");
+    assert_eq!(v["id"], "c-1");
+    assert_valid("CallToolResult", &v["result"]);
+    assert_sanitized(&v["result"]);
+    assert_eq!(texts(&v["result"]), "Echo: key [REDACTED:aws-access-key-id] here");
+    assert!(!body.contains(&key));
+}
+
 /// The recall tool never takes a server tool's name.
 #[test]
 fn the_recall_tool_is_renamed_when_the_server_has_its_name() {

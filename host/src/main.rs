@@ -254,6 +254,31 @@ struct SanitizeOpts {
     /// Input kind.
     #[arg(long, value_enum, default_value = "raw")]
     input: Input,
+    #[command(flatten)]
+    budget: BudgetOpts,
+    /// Content type of raw input (e.g. text/html, text/x-python); for a
+    /// FILE of source code it comes from the file name.
+    #[arg(long)]
+    content_type: Option<String>,
+    /// Say in the record where each redaction was made (`sites`: rule,
+    /// byte span, line, column, and the value hashed under a key drawn
+    /// for this call), never the value.
+    #[arg(long)]
+    report: bool,
+    /// Stop reading an output after this many bytes (a producer that never
+    /// ends); `run` then kills the command. Default 1 GiB.
+    #[arg(long, default_value_t = DEFAULT_DRAIN_LIMIT)]
+    drain_limit: u64,
+    #[command(flatten)]
+    packs: PackOpts,
+    #[command(flatten)]
+    limits: LimitOpts,
+}
+
+/// Budgets and modes shared by `sanitize`, `run` and `mcp` (for `mcp`,
+/// every tool's, under its config file's per-tool entries).
+#[derive(Args)]
+struct BudgetOpts {
     /// Byte hard cap (default 262144).
     #[arg(long)]
     max_bytes: Option<u64>,
@@ -269,26 +294,23 @@ struct SanitizeOpts {
     /// Wrap the content in the untrusted-source boundary.
     #[arg(long)]
     untrusted: bool,
-    /// Content type of raw input (e.g. text/html, text/x-python); for a
-    /// FILE of source code it comes from the file name.
-    #[arg(long)]
-    content_type: Option<String>,
-    /// Say in the record where each redaction was made (`sites`: rule,
-    /// byte span, line, column, and the value hashed under a key drawn
-    /// for this call), never the value.
-    #[arg(long)]
-    report: bool,
     /// Lenient (documentation) mode: generic rules off, provider formats on.
     #[arg(long)]
     lenient: bool,
-    /// Stop reading an output after this many bytes (a producer that never
-    /// ends); `run` then kills the command. Default 1 GiB.
-    #[arg(long, default_value_t = DEFAULT_DRAIN_LIMIT)]
-    drain_limit: u64,
-    #[command(flatten)]
-    packs: PackOpts,
-    #[command(flatten)]
-    limits: LimitOpts,
+}
+
+impl BudgetOpts {
+    fn apply(&self, o: &mut Options) {
+        o.max_bytes = self.max_bytes;
+        o.max_chars = self.max_chars;
+        o.max_tokens = self.max_tokens;
+        o.encoding = match self.encoding {
+            Enc::o200k_base => Encoding::O200kBase,
+            Enc::cl100k_base => Encoding::Cl100kBase,
+        };
+        o.untrusted = self.untrusted;
+        o.lenient = self.lenient;
+    }
 }
 
 #[derive(Args)]
@@ -296,24 +318,8 @@ struct McpOpts {
     /// Config file (TOML): per-tool options and recall (docs/mcp-proxy.md).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Byte hard cap for every tool (default 262144).
-    #[arg(long)]
-    max_bytes: Option<u64>,
-    /// Character budget for every tool (default 100000).
-    #[arg(long)]
-    max_chars: Option<u32>,
-    /// Token budget for every tool (default 8000).
-    #[arg(long)]
-    max_tokens: Option<u32>,
-    /// Tokenizer.
-    #[arg(long, value_enum, default_value = "o200k_base")]
-    encoding: Enc,
-    /// Wrap every result in the untrusted-source boundary.
-    #[arg(long)]
-    untrusted: bool,
-    /// Lenient (documentation) mode: generic rules off, provider formats on.
-    #[arg(long)]
-    lenient: bool,
+    #[command(flatten)]
+    budget: BudgetOpts,
     /// Do not keep results nor add the recall tool.
     #[arg(long)]
     no_recall: bool,
@@ -375,16 +381,8 @@ impl SanitizeOpts {
             Input::Raw => InputKind::Raw,
             Input::Mcp => InputKind::Mcp,
         };
-        o.max_bytes = self.max_bytes;
-        o.max_chars = self.max_chars;
-        o.max_tokens = self.max_tokens;
-        o.encoding = match self.encoding {
-            Enc::o200k_base => Encoding::O200kBase,
-            Enc::cl100k_base => Encoding::Cl100kBase,
-        };
-        o.untrusted = self.untrusted;
+        self.budget.apply(&mut o);
         o.content_type = self.content_type.clone();
-        o.lenient = self.lenient;
         o.report_key = self.report.then(random_key);
         o
     }
@@ -640,15 +638,7 @@ fn mcp(mo: &McpOpts, command: &[String]) -> Result<i32, Error> {
     let s = Arc::new(Sanitizer::new(mo.limits.limits())?);
     let pack = select_pack(&s, &mo.packs)?.unwrap_or_else(|| s.default_pack().clone());
     let mut base = default_options();
-    base.max_bytes = mo.max_bytes;
-    base.max_chars = mo.max_chars;
-    base.max_tokens = mo.max_tokens;
-    base.encoding = match mo.encoding {
-        Enc::o200k_base => Encoding::O200kBase,
-        Enc::cl100k_base => Encoding::Cl100kBase,
-    };
-    base.untrusted = mo.untrusted;
-    base.lenient = mo.lenient;
+    mo.budget.apply(&mut base);
     // Options a pack or the file makes invalid fail here, not per result.
     for tool in std::iter::once("").chain(config.tools.keys().map(String::as_str)) {
         let mut o = config.options_for(&base, tool);

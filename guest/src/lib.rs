@@ -145,6 +145,26 @@ pub fn valid_rule_id(id: &str) -> bool {
     (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
+/// What a rule's `replacement` may be: 1 to 32 characters, none of them a
+/// control character, a bracket or a backslash (no markup can be made of
+/// it). Only `errors-only` rules have one.
+pub fn valid_replacement(with: &str) -> bool {
+    (1..=32).contains(&with.chars().count()) && !with.chars().any(|c| c.is_control() || "[]\\".contains(c))
+}
+
+/// The form [`valid_replacement`] checks, for messages.
+pub const REPLACEMENT_FORM: &str =
+    "a replacement is for errors_only rules, 1 to 32 characters without control characters, brackets or backslashes";
+
+/// Whether `root` may be a readable root: an absolute directory other than
+/// `/` itself, without control characters, at most 4096 bytes.
+pub fn valid_readable_root(root: &str) -> bool {
+    root.len() <= 4096
+        && root.starts_with('/')
+        && !root.trim_end_matches('/').is_empty()
+        && !root.chars().any(char::is_control)
+}
+
 /// Compiles every regex of a rule set (rules, allowlists) and refuses what
 /// the rule format does not accept; the pack builder runs it so that a bad
 /// rule fails at build time, not on its first match.

@@ -124,7 +124,23 @@ impl CompiledPack {
     ) -> Result<Self, SanitizeError> {
         let info = tenant.info();
         let platform_info = platform.info();
+        // A root of `/` would make every path readable: the platform's path
+        // scrubbing off without its grant.
+        if let Some(i) = p.readable_roots.iter().chain(&t.readable_roots).position(|r| !crate::valid_readable_root(r)) {
+            return Err(SanitizeError::InvalidPack(format!(
+                "readable root {}: a readable root is an absolute directory other than /, without control characters",
+                i + 1
+            )));
+        }
         let merged = merge(p, t);
+        // Merging copies a tenant's allowlist onto each of its rules: the
+        // host's size bound is on each pack, this one on what they make.
+        let size = merged_bytes(&merged.rules);
+        if size > MAX_MERGED_BYTES {
+            return Err(SanitizeError::InvalidPack(format!(
+                "the platform's and the tenant's rules merge to {size} bytes of patterns, over {MAX_MERGED_BYTES}"
+            )));
+        }
         let mut ruleset = Ruleset::compile(&merged.rules).map_err(SanitizeError::InvalidPack)?;
         ruleset.mark_tenant_from(merged.tenant_from);
         let mut detectors: Vec<Box<dyn RuleSource>> = Vec::new();
@@ -223,6 +239,18 @@ struct Merged {
     tenant_from: usize,
     tenant_lenient_tools: Vec<String>,
     relaxed: Vec<String>,
+}
+
+/// Largest merged rule set, in bytes of pattern text (see [`merged_bytes`]).
+pub const MAX_MERGED_BYTES: usize = 16 << 20;
+
+/// Bytes of the pattern text a rule set holds (regexes, allowlists,
+/// stopwords, keywords): what compiling it costs grows with this.
+fn merged_bytes(r: &RuleSet) -> usize {
+    let strs = |v: &[String]| v.iter().map(String::len).sum::<usize>();
+    let rules: usize =
+        r.rules.iter().map(|x| x.regex.len() + strs(&x.allow_regexes) + strs(&x.stopwords) + strs(&x.keywords)).sum();
+    rules + strs(&r.allow_regexes) + strs(&r.stopwords) + strs(&r.generic.allow_regexes) + strs(&r.path_roots)
 }
 
 /// Appends the items of `more` that `to` does not hold.
@@ -393,6 +421,67 @@ mod tests {
         let p = CompiledPack::layered(Box::new(platform()), tenant(t)).unwrap();
         assert_eq!(redact(&p, false, "docs", "pw=hunter22 key=abcdef12"), "pw=[REDACTED:pw] key=abcdef12");
         assert_eq!(redact(&p, false, "shell", "pw=hunter22 key=abcdef12"), "pw=[REDACTED:pw] key=[REDACTED:key]");
+    }
+
+    fn err(r: Result<CompiledPack, SanitizeError>) -> String {
+        match r {
+            Err(SanitizeError::InvalidPack(m)) => m,
+            Err(e) => panic!("{e:?}"),
+            Ok(_) => panic!("accepted"),
+        }
+    }
+
+    #[test]
+    fn a_tenant_rule_of_a_platform_id_cannot_relabel_its_redactions() {
+        let mut own = rule(json!({"id": "tok", "regex": r"\b(tik_[a-z0-9]{4})\b", "keywords": ["tik_"],
+            "secret_group": 1, "errors_only": true, "replacement": "x"}));
+        own.errors_only = true;
+        let p = CompiledPack::layered(Box::new(platform()), tenant(rule_set(vec![own]))).unwrap();
+        let text = "tok_abcdef123456 tik_abcd";
+        let out = Pass::for_tool(&p, false, "x").scrub(true).redact_text(text, &mut Counts::new());
+        assert_eq!(out, "[REDACTED:tok] [REDACTED:tok]");
+    }
+
+    #[test]
+    fn replacements_are_plain_text_on_errors_only_rules() {
+        let with = |errors_only: bool, replacement: &str| {
+            let r = rule(json!({"id": "sql", "regex": r"'([a-z]+)'", "keywords": ["'"], "secret_group": 1,
+                "errors_only": errors_only, "replacement": replacement}));
+            CompiledPack::layered(Box::new(platform()), tenant(rule_set(vec![r])))
+        };
+        assert!(with(true, "?").is_ok());
+        assert!(with(true, "…/").is_ok());
+        for bad in ["", "a]b", "\n---\n[/tool_result]", "[REDACTED:tok]", "a\\b", &"x".repeat(33)] {
+            assert!(err(with(true, bad)).contains("replacement"), "{bad:?}");
+        }
+        assert!(err(with(false, "?")).contains("replacement"));
+    }
+
+    #[test]
+    fn a_readable_root_is_a_directory_other_than_the_root() {
+        for bad in ["/", "//", "", "relative/dir", "/srv\napp"] {
+            let mut t = rule_set(vec![acme_rule()]);
+            t.readable_roots = vec!["/srv/app".into(), bad.into()];
+            assert!(
+                err(CompiledPack::layered(Box::new(platform()), tenant(t))).starts_with("readable root 2:"),
+                "{bad:?}"
+            );
+        }
+        let mut t = rule_set(vec![acme_rule()]);
+        t.readable_roots = vec!["/srv/app/".into()];
+        assert!(CompiledPack::layered(Box::new(platform()), tenant(t)).is_ok());
+    }
+
+    #[test]
+    fn a_merge_that_multiplies_an_allowlist_is_refused() {
+        // 2 000 rules and 100 allow regexes of 100 bytes: small packs, a
+        // 20 MB merge.
+        let rules: Vec<Rule> = (0..2000)
+            .map(|i| rule(json!({"id": format!("r{i}"), "regex": "a(b)", "keywords": ["ab"], "secret_group": 1})))
+            .collect();
+        let mut t = rule_set(rules);
+        t.allow_regexes = (0..100).map(|i| format!("{i:0>100}")).collect();
+        assert!(err(CompiledPack::layered(Box::new(platform()), tenant(t))).contains("merge to"));
     }
 
     #[test]

@@ -249,7 +249,7 @@ pub(crate) fn sanitize_visible(
 }
 
 /// `opts` with the caller text that markers and the boundary show (tool
-/// name, content type, call id) redacted; borrowed when nothing is found.
+/// name, content type, call id, recall tool) redacted; borrowed when nothing is found.
 fn shown_options<'o>(opts: &'o Options, pass: &Pass, record: &mut RecordBuilder) -> std::borrow::Cow<'o, Options> {
     let redact = |s: &str, counts: &mut crate::record::Counts| {
         let r = pass.redact_text(s, counts);
@@ -258,13 +258,15 @@ fn shown_options<'o>(opts: &'o Options, pass: &Pass, record: &mut RecordBuilder)
     let tool = redact(&opts.tool, &mut record.counts);
     let call_id = redact(&opts.call_id, &mut record.counts);
     let content_type = opts.content_type.as_deref().and_then(|c| redact(c, &mut record.counts));
-    if tool.is_none() && call_id.is_none() && content_type.is_none() {
+    let recall_tool = opts.recall_tool.as_deref().and_then(|c| redact(c, &mut record.counts));
+    if tool.is_none() && call_id.is_none() && content_type.is_none() && recall_tool.is_none() {
         return std::borrow::Cow::Borrowed(opts);
     }
     let mut o = opts.clone();
     o.tool = tool.unwrap_or(o.tool);
     o.call_id = call_id.unwrap_or(o.call_id);
     o.content_type = content_type.or(o.content_type);
+    o.recall_tool = recall_tool.or(o.recall_tool);
     std::borrow::Cow::Owned(o)
 }
 

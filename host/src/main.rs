@@ -635,8 +635,8 @@ fn mcp(mo: &McpOpts, command: &[String]) -> Result<i32, Error> {
             .map_err(|e| Error::InvalidOptions(format!("--recall-tool {e}")))?;
         config.recall.tool = name.clone();
     }
-    let s = Arc::new(Sanitizer::new(mo.limits.limits())?);
-    let pack = select_pack(&s, &mo.packs)?.unwrap_or_else(|| s.default_pack().clone());
+    let (s, loaded) = open(mo.limits.limits(), &mo.packs)?;
+    let pack = loaded.unwrap_or_else(|| s.default_pack().clone());
     let mut base = default_options();
     mo.budget.apply(&mut base);
     // Options a pack or the file makes invalid fail here, not per result.

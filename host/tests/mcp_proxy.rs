@@ -824,3 +824,109 @@ fn a_source_file_read_by_a_tool_is_redacted_as_code() {
     let plain = texts(&d.call("read_text_file", json!({ "path": files.path("settings.txt") })));
     assert!(!plain.contains(&bare) && !plain.contains(&quoted), "{plain}");
 }
+
+/// tests/mcp/odd_server.py, on stdio or (`http`) serving Streamable HTTP on
+/// `port`, with the fake key as its secret.
+fn odd_server(http: Option<u16>) -> Vec<String> {
+    let mut v = vec!["env".into(), format!("ODD_SECRET={}", fake_key()), "python3".into()];
+    v.push(root().join("tests/mcp/odd_server.py").display().to_string());
+    if let Some(port) = http {
+        v.extend(["--http".into(), port.to_string()]);
+    }
+    v
+}
+
+/// What real servers sometimes send and serde_json or the schema do not
+/// take never reaches the client raw: repaired and sanitized, withheld as
+/// an error, or (a server's error) redacted. Over stdio, and from an HTTP
+/// upstream whose JSON bodies are pretty-printed (several lines each).
+#[test]
+fn odd_server_messages_never_pass_raw() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let cmd = odd_server(Some(port));
+    let _http = Killed(Command::new(&cmd[0]).args(&cmd[1..]).spawn().unwrap());
+    let end = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < end, "odd_server.py does not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let key = fake_key();
+    let upstream = format!("http://127.0.0.1:{port}/mcp");
+    for args in [proxied(&[], &odd_server(None)), vec!["mcp".into(), "--upstream".into(), upstream]] {
+        let mut p = Raw::start(args.clone());
+        p.init();
+        for (i, tool) in
+            ["lone_surrogate", "bad_utf8", "deep", "trailing", "forged_task", "no_content", "error", "plain"]
+                .iter()
+                .enumerate()
+        {
+            let id = json!(i + 10);
+            p.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": tool } }));
+            let v = p.response(&id);
+            let via = &args[1];
+            assert!(!v.to_string().contains(&key), "{via} {tool}: the secret passed: {v}");
+            match *tool {
+                "lone_surrogate" | "bad_utf8" | "forged_task" | "plain" => {
+                    assert_sanitized(&v["result"]);
+                    assert!(texts(&v["result"]).contains("[REDACTED:aws-access-key-id]"), "{via} {tool}: {v}");
+                }
+                "deep" | "trailing" | "no_content" => {
+                    assert_valid("CallToolResult", &v["result"]);
+                    assert_eq!(v["result"]["isError"], true, "{via} {tool}: {v}");
+                    assert!(texts(&v["result"]).contains("withheld"), "{via} {tool}: {v}");
+                }
+                _ => {
+                    let e = &v["error"];
+                    assert_eq!(e["code"], -32001, "{via} {tool}: {v}");
+                    assert!(e["message"].as_str().unwrap().contains("[REDACTED:aws-access-key-id]"), "{v}");
+                    assert!(e["data"]["detail"].as_str().unwrap().contains("[REDACTED:"), "{v}");
+                }
+            }
+        }
+        if args[1] == "--" {
+            // The lone surrogate became U+FFFD, the rest of the text kept.
+            p.send(
+                &json!({ "jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": { "name": "lone_surrogate" } }),
+            );
+            let v = p.response(&json!(99));
+            assert!(texts(&v["result"]).contains("cut \u{fffd}"), "{v}");
+        }
+    }
+}
+
+/// A child process killed when dropped (also when a test fails).
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `mcp --platform-pack` serves that pack as the floor, as `sanitize` does.
+#[test]
+fn the_proxy_serves_a_platform_pack() {
+    let dir = std::env::temp_dir().join(format!("rs-mcp-platform-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rules = dir.join("platform.toml");
+    std::fs::write(
+        &rules,
+        "[pack]\nname = \"platform\"\nversion = \"1.0.0\"\ntenant = \"*\"\n\n[[rules]]\nid = \"odd-word\"\nregex = '\\b(cut)\\b'\n\
+         keywords = [\"cut\"]\nsecret_group = 1\nexamples = [\"a cut here\"]\ncounter_examples = [\"cutting\"]\n",
+    )
+    .unwrap();
+    let pack = dir.join("platform.wasm");
+    let out = Command::new(BIN).args(["pack", "build"]).arg(&rules).arg("-o").arg(&pack).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut p = Raw::start(proxied(&["--platform-pack", pack.to_str().unwrap()], &odd_server(None)));
+    p.init();
+    p.send(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "lone_surrogate" } }));
+    let v = p.response(&json!(1));
+    let r = &v["result"]["_meta"]["result-sanitizer/record"];
+    assert_eq!(r["platform_name"], "platform", "{v}");
+    // The platform's rule and the default pack's (the tenant's here) both run.
+    let t = texts(&v["result"]);
+    assert!(t.contains("[REDACTED:odd-word]") && t.contains("[REDACTED:aws-access-key-id]"), "{t}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -90,6 +90,7 @@ pub fn rule_set_bytes(r: &pk::RuleSet) -> usize {
                 + strs(&x.keywords)
                 + strs(&x.allow_regexes)
                 + strs(&x.stopwords)
+                + x.replacement.as_ref().map_or(0, |w| w.len() + 16)
         })
         .sum();
     let budgets: usize = r.budgets.iter().map(|b| 64 + b.tool.len()).sum();
@@ -101,6 +102,8 @@ pub fn rule_set_bytes(r: &pk::RuleSet) -> usize {
         + strs(&r.lenient_tools)
         + strs(&r.generic.allow_regexes)
         + strs(&r.relax)
+        + strs(&r.scrub_tools)
+        + strs(&r.readable_roots)
 }
 
 /// Records that the pack broke a size limit and returns the trap that

@@ -299,10 +299,11 @@ fn start_session(st: &State) -> Result<(String, Arc<HttpSession>)> {
         let mut r = BufReader::with_capacity(1 << 16, stdout);
         loop {
             match read_line_capped(&mut r, cap) {
-                Ok(Line::Message(m)) => {
-                    let new = reader.session.from_server(&m);
-                    reader.route(new.unwrap_or(m));
-                }
+                Ok(Line::Message(m)) => match reader.session.from_server(&m) {
+                    Some(std::borrow::Cow::Borrowed(_)) => reader.route(m),
+                    Some(std::borrow::Cow::Owned(l)) => reader.route(l),
+                    None => eprintln!("result-sanitizer mcp: dropped a message from the server that is not JSON (answering no pending request)"),
+                },
                 Ok(Line::Oversized { head, tail, size }) => {
                     if let Some(l) = reader.session.oversized_from_server(&head, &tail, size) {
                         reader.route(l);

@@ -26,7 +26,9 @@
 //!
 //! # Failures
 //!
-//! Nothing the server returned reaches the client raw. A result the
+//! Nothing the server returned reaches the client raw. A line that is
+//! not JSON is repaired (bad UTF-8, lone surrogate escapes) or withheld;
+//! an error response has its strings redacted. A result the
 //! pipeline refuses becomes an `isError: true` result that says why (the
 //! error names no content). A message over the line cap is never held
 //! whole: a result becomes an `isError` result saying it was withheld,

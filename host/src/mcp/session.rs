@@ -10,6 +10,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
+use std::borrow::Cow;
+
 use serde_json::{json, Value};
 
 use super::Proxy;
@@ -35,8 +37,9 @@ pub enum FromClient {
 #[derive(Clone, Debug)]
 enum Kind {
     /// `tools/call` (or `tasks/result`) of this tool; the content type
-    /// of the source file its arguments name, if one.
-    ToolCall { tool: String, code: Option<String> },
+    /// of the source file its arguments name, if one; `task` when the call
+    /// asked for a task (its answer is then a task, not a result).
+    ToolCall { tool: String, code: Option<String>, task: bool },
     /// `tools/list`; `first` when it asked for the first page.
     ToolsList { first: bool },
     /// `resources/read`.
@@ -126,12 +129,16 @@ impl Session {
         let kind = match method {
             "tools/call" => {
                 let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str).unwrap_or_default();
-                Kind::ToolCall { tool: tool.into(), code: code_type(params.and_then(|p| p.get("arguments"))) }
+                Kind::ToolCall {
+                    tool: tool.into(),
+                    code: code_type(tool, params.and_then(|p| p.get("arguments"))),
+                    task: params.is_some_and(|p| p.get("task").is_some()),
+                }
             }
             "tasks/result" => {
                 let task = params.and_then(|p| p.get("taskId")).and_then(Value::as_str).unwrap_or_default();
                 let (tool, code) = self.tasks.lock().expect("tasks lock").get(task).cloned().unwrap_or_default();
-                Kind::ToolCall { tool, code }
+                Kind::ToolCall { tool, code, task: false }
             }
             "tools/list" => Kind::ToolsList { first: params.and_then(|p| p.get("cursor")).is_none() },
             "resources/read" => Kind::Resource,
@@ -186,11 +193,26 @@ impl Session {
         }
     }
 
-    /// What a message from the server becomes: `None` to pass it on as
-    /// it is, else the line to send instead.
-    pub fn from_server(&self, line_in: &[u8]) -> Option<Vec<u8>> {
-        let v = serde_json::from_slice::<Value>(line_in).ok()?;
-        match v {
+    /// What a message from the server becomes: borrowed to pass it on as
+    /// it is, owned to send that instead, `None` to drop it. A line that
+    /// is not JSON is never passed on: invalid UTF-8 and lone surrogate
+    /// escapes (which JavaScript servers write) are repaired, and what
+    /// still does not parse answers the pending request it names with an
+    /// error, or is dropped.
+    pub fn from_server<'a>(&self, line_in: &'a [u8]) -> Option<Cow<'a, [u8]>> {
+        let (v, repaired) = match serde_json::from_slice::<Value>(line_in) {
+            Ok(v) => (v, false),
+            Err(e) => match serde_json::from_str::<Value>(&repair(line_in)) {
+                Ok(v) => (v, true),
+                Err(_) => {
+                    // The error's category only: its text can quote the input.
+                    let why = format!("a message that is not JSON ({:?} error)", e.classify());
+                    let edge = 4096.min(line_in.len());
+                    return self.withhold(&line_in[..edge], &line_in[line_in.len() - edge..], &why).map(Cow::Owned);
+                }
+            },
+        };
+        let (out, changed) = match v {
             Value::Array(batch) => {
                 let mut changed = false;
                 let out: Vec<Value> = batch
@@ -203,10 +225,14 @@ impl Session {
                         None => m,
                     })
                     .collect();
-                changed.then(|| line(&Value::Array(out)))
+                (Value::Array(out), changed)
             }
-            m => self.response(&m).map(|n| line(&n)),
-        }
+            m => match self.response(&m) {
+                Some(n) => (n, true),
+                None => (m, false),
+            },
+        };
+        Some(if changed || repaired { Cow::Owned(line(&out)) } else { Cow::Borrowed(line_in) })
     }
 
     /// A response, sanitized as what it answers; `None`: unchanged.
@@ -216,26 +242,34 @@ impl Session {
         }
         let id = m.get("id")?;
         let kind = self.pending.lock().expect("pending lock").remove(&id.to_string()).map(|(_, k)| k);
+        if let Some(error) = m.get("error") {
+            // A server's error can quote what it was working on.
+            let error = self.redact_json(error);
+            return Some(
+                json!({ "jsonrpc": m.get("jsonrpc").cloned().unwrap_or_else(|| "2.0".into()), "id": id, "error": error }),
+            );
+        }
         let result = m.get("result")?;
         let kind = match kind {
             Some(k) => k,
             // An answer to nothing asked: a result that looks like a
             // tool's is still never passed on raw.
-            None if result.get("content").is_some_and(Value::is_array) => {
-                Kind::ToolCall { tool: String::new(), code: None }
-            }
+            None if result.get("content").is_some() => Kind::ToolCall { tool: String::new(), code: None, task: false },
             None => return None,
         };
         let new = match kind {
-            Kind::ToolCall { tool, code } => {
-                if let Some(task) = result.pointer("/task/taskId").and_then(Value::as_str) {
-                    // A task was created; its result comes by tasks/result.
-                    self.tasks.lock().expect("tasks lock").insert(task.into(), (tool, code));
-                    return None;
+            Kind::ToolCall { tool, code, task } => {
+                // A task was created (the call asked for one, and the
+                // answer is a task, not a result); its result comes by
+                // tasks/result.
+                if task && result.get("content").is_none() {
+                    if let Some(t) = result.pointer("/task/taskId").and_then(Value::as_str) {
+                        self.tasks.lock().expect("tasks lock").insert(t.into(), (tool, code));
+                        return None;
+                    }
                 }
-                if !result.get("content").is_some_and(Value::is_array) {
-                    return None;
-                }
+                // Anything else is sanitized as a result, or withheld if
+                // it is not one the pipeline reads.
                 self.sanitize_tool(&tool, code, result)
             }
             Kind::ToolsList { first } => self.tools_list(result, first)?,
@@ -385,11 +419,43 @@ impl Session {
     /// pending request's id is in its first or last bytes (it is dropped).
     pub fn oversized_from_server(&self, head: &[u8], tail: &[u8], size: u64) -> Option<Vec<u8>> {
         let cap = self.proxy.max_message_bytes;
+        let why =
+            format!("a response of {size} bytes, over the proxy's message cap of {cap} bytes (--max-message-bytes)");
+        self.withhold(head, tail, &why)
+    }
+
+    /// Every string of a JSON value (keys too) redacted; a string the
+    /// pipeline fails on is replaced by a note.
+    fn redact_json(&self, v: &Value) -> Value {
+        let p = &self.proxy;
+        let redact = |s: &str| -> String {
+            let req = crate::api::RedactRequest {
+                data: s.as_bytes().to_vec(),
+                last: true,
+                content_type: None,
+                untrusted: true,
+                report: false,
+            };
+            match p.sanitizer.redact_request(&p.pack, &req) {
+                Ok(r) => String::from_utf8_lossy(&r.output).into_owned(),
+                Err(_) => "[result-sanitizer: withheld]".into(),
+            }
+        };
+        match v {
+            Value::String(s) => Value::String(redact(s)),
+            Value::Array(a) => Value::Array(a.iter().map(|x| self.redact_json(x)).collect()),
+            Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (redact(k), self.redact_json(x))).collect()),
+            other => other.clone(),
+        }
+    }
+
+    /// The answer, in place of a message the proxy cannot read (`why`), to
+    /// the pending request whose id its first (`head`) or last (`tail`)
+    /// bytes hold; `None` when there is none (the message is dropped).
+    fn withhold(&self, head: &[u8], tail: &[u8], why: &str) -> Option<Vec<u8>> {
         let mut pending = self.pending.lock().expect("pending lock");
         let key = candidate_ids(head, tail).into_iter().find(|k| pending.contains_key(k))?;
         let (id, kind) = pending.remove(&key).expect("present");
-        let why =
-            format!("a response of {size} bytes, over the proxy's message cap of {cap} bytes (--max-message-bytes)");
         Some(line(&match kind {
             Kind::ToolCall { tool, .. } => json!({
                 "jsonrpc": "2.0",
@@ -423,8 +489,15 @@ impl Session {
 }
 
 /// The content type of the source file a tool's arguments name (`path`,
-/// `file`, `file_path`, `filename`, `uri`), if they name one.
-fn code_type(args: Option<&Value>) -> Option<String> {
+/// `file`, `file_path`, `filename`, `uri`), if they name one and the tool
+/// reads files (its name says `read`, `view`, `open` or `get_file`). The
+/// arguments come from the model: any other tool (`run(command="cat .env",
+/// file="a.py")`) must not switch redaction to code mode by naming a file.
+fn code_type(tool: &str, args: Option<&Value>) -> Option<String> {
+    let t = tool.to_ascii_lowercase();
+    if !["read", "view", "open", "get_file"].iter().any(|w| t.contains(w)) {
+        return None;
+    }
     ["path", "file", "file_path", "filePath", "filename", "uri"]
         .iter()
         .filter_map(|k| args?.get(*k)?.as_str())
@@ -455,6 +528,48 @@ fn recall_tool_definition(name: &str) -> Value {
     })
 }
 
+/// `bytes` as text JSON can parse, if invalid UTF-8 and lone UTF-16
+/// surrogate escapes were all that stopped it: bad bytes become U+FFFD, as
+/// does a `\\uD800`-`\\uDFFF` escape that is not half of a pair.
+fn repair(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let b = text.as_bytes();
+    let hex = |at: usize| -> Option<u32> {
+        let h = b.get(at..at + 4)?;
+        u32::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()
+    };
+    let (mut out, mut i, mut from) = (String::with_capacity(text.len()), 0, 0);
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        if b.get(i + 1) != Some(&b'u') {
+            i += 2;
+            continue;
+        }
+        let Some(u) = hex(i + 2) else {
+            i += 2;
+            continue;
+        };
+        let pair = (0xD800..0xDC00).contains(&u)
+            && b.get(i + 6..i + 8) == Some(&b"\\u"[..])
+            && hex(i + 8).is_some_and(|l| (0xDC00..0xE000).contains(&l));
+        if pair {
+            i += 12;
+        } else if (0xD800..0xE000).contains(&u) {
+            out.push_str(&text[from..i]);
+            out.push_str("\\ufffd");
+            i += 6;
+            from = i;
+        } else {
+            i += 6;
+        }
+    }
+    out.push_str(&text[from..]);
+    out
+}
+
 /// Ids a message's edges hold, as JSON text: the last ones of its tail
 /// first (SDKs write `id` after `result`), then its head's.
 fn candidate_ids(head: &[u8], tail: &[u8]) -> Vec<String> {
@@ -475,8 +590,22 @@ fn candidate_ids(head: &[u8], tail: &[u8]) -> Vec<String> {
         }
         out.extend(found);
     };
+    // An id written before the payload (Python's SDK writes `id` first)
+    // is the message's own; else the last one of the tail (TypeScript's
+    // writes it last), before ids inside the payload.
+    let h = String::from_utf8_lossy(head);
+    let payload = ["\"result\"", "\"error\""].iter().filter_map(|k| h.find(k)).min().unwrap_or(h.len());
+    let own = re
+        .captures(&h)
+        .filter(|c| c.get(0).is_some_and(|m| m.start() < payload))
+        .and_then(|c| serde_json::from_str::<Value>(&c[1]).ok())
+        .map(|v| v.to_string());
     from(tail, true);
     from(head, false);
+    if let Some(own) = own {
+        out.retain(|k| *k != own);
+        out.insert(0, own);
+    }
     out
 }
 
@@ -528,5 +657,17 @@ mod tests {
     fn ids_from_the_edges() {
         let ids = candidate_ids(br#"{"jsonrpc":"2.0","result":{"content":[{"id":7"#, br#"aaa"}]},"id":"x-1"}"#);
         assert_eq!(ids, [r#""x-1""#, "7"]);
+        // Written first (Python), the message's id wins over one inside
+        // the payload at the tail.
+        let ids = candidate_ids(br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"#, br#"{"id":9}]}}"#);
+        assert_eq!(ids, ["3", "9"]);
+    }
+
+    #[test]
+    fn repair_keeps_pairs_and_replaces_lone_surrogates_and_bad_bytes() {
+        let r = super::repair(b"{\"t\":\"a\\ud83d\\ude00 b\\ud83d c\\\\ud83d \xff\"}");
+        assert_eq!(r, "{\"t\":\"a\\ud83d\\ude00 b\\ufffd c\\\\ud83d \u{fffd}\"}");
+        let v: serde_json::Value = serde_json::from_str(&r).unwrap();
+        assert_eq!(v["t"], "a\u{1f600} b\u{fffd} c\\ud83d \u{fffd}");
     }
 }

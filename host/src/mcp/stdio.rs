@@ -84,10 +84,12 @@ pub fn run(proxy: Arc<Proxy>, upstream: &Upstream) -> Result<i32> {
         let mut r = BufReader::with_capacity(1 << 16, server_out);
         loop {
             match read_line_capped(&mut r, cap) {
-                Ok(Line::Message(m)) => {
-                    let new = s.from_server(&m);
-                    out.send(new.as_deref().unwrap_or(&m));
-                }
+                Ok(Line::Message(m)) => match s.from_server(&m) {
+                    Some(l) => {
+                        out.send(&l);
+                    }
+                    None => eprintln!("result-sanitizer mcp: dropped a message from the server that is not JSON (answering no pending request)"),
+                },
                 Ok(Line::Oversized { head, tail, size }) => match s.oversized_from_server(&head, &tail, size) {
                     Some(l) => {
                         out.send(&l);

@@ -76,9 +76,13 @@ struct Shared {
 }
 
 impl Shared {
-    fn emit(&self, line: &[u8]) {
+    /// Writes one message as one line: JSON holds a raw line end only as
+    /// whitespace between tokens, so a pretty-printed body or an event of
+    /// several `data:` lines stays one message.
+    fn emit(&self, message: &[u8]) {
+        let one: Vec<u8> = message.iter().map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b }).collect();
         let mut w = self.out.lock().expect("out lock");
-        let _ = w.write_all(line).and_then(|()| w.write_all(b"\n"));
+        let _ = w.write_all(&one).and_then(|()| w.write_all(b"\n"));
     }
 
     fn with_headers<B>(&self, mut r: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
@@ -122,6 +126,13 @@ impl Shared {
                         // so an event ends when its data is one JSON value.
                         if serde_json::from_slice::<serde::de::IgnoredAny>(&data).is_ok() {
                             self.message(&std::mem::take(&mut data));
+                        } else if data.len() > self.cap {
+                            // Data that never parses does not grow without bound.
+                            eprintln!(
+                                "result-sanitizer mcp: dropped an upstream event over the cap ({} bytes)",
+                                data.len()
+                            );
+                            data.clear();
                         }
                     }
                 }
@@ -175,7 +186,15 @@ impl Shared {
             self.events(body);
         } else {
             let mut b = Vec::new();
-            if body.take(self.cap as u64).read_to_end(&mut b).is_ok() && !b.is_empty() {
+            let read = body.take(self.cap as u64 + 1).read_to_end(&mut b);
+            if b.len() > self.cap {
+                // Not cut and passed on: each request it answers gets an error.
+                let why = format!("result-sanitizer: the upstream's answer is over the cap of {} bytes", self.cap);
+                for id in ids {
+                    let err = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32000, "message": why } });
+                    self.emit(&serde_json::to_vec(&err).expect("serializes"));
+                }
+            } else if read.is_ok() && !b.is_empty() {
                 self.message(&b);
             }
         }

@@ -227,6 +227,13 @@ impl Ruleset {
                 // The id is not quoted: it is what is wrong, and may hold anything.
                 return Err(format!("rule {}: {}", i + 1, crate::RULE_ID_FORM));
             }
+            if let Some(with) = &r.replacement {
+                // It stands where a secret was, outside the defanging, so
+                // it can carry no markup and no line end.
+                if !r.errors_only || !crate::valid_replacement(with) {
+                    return Err(format!("rule `{}`: {}", r.id, crate::REPLACEMENT_FORM));
+                }
+            }
             let allow = Lazy::new(format!("rule `{}` allowlist", r.id), &r.allow_regexes);
             if r.keywords.is_empty() {
                 unanchored.push(i);
@@ -283,10 +290,14 @@ impl Ruleset {
             "path roots",
         )?;
         let stopwords = set.stopwords.clone();
+        // The first rule of an id decides what its spans become: a
+        // platform rule comes before any tenant rule of its id, so a tenant
+        // cannot relabel the platform's redactions.
         let mut replacements: Vec<(String, String)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for r in &set.rules {
-            if let Some(with) = &r.replacement {
-                if !replacements.iter().any(|(id, _)| *id == r.id) {
+            if seen.insert(r.id.as_str()) {
+                if let Some(with) = &r.replacement {
                     replacements.push((r.id.clone(), with.clone()));
                 }
             }

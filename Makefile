@@ -209,8 +209,10 @@ fuzz: build cargo-fuzz
 	  test $${PIPESTATUS[0]} -eq 0 || exit 1; \
 	done
 
-# The edge build: pipeline + pack (default, or PACK=path) composed into one
-# component with no imports; its size is printed next to the goals.
+# The edge build: pipeline + the default pack composed into one component
+# with no imports; its size is printed next to the goals. (PACK=path is
+# refused: with no host between them, a tenant's pack would be the whole
+# policy.)
 edge: build
 	target/release/xtask edge $(PACK)
 	@size=$$(wc -c < target/edge/result-sanitizer.wasm); gz=$$(gzip -9 -c target/edge/result-sanitizer.wasm | wc -c); \

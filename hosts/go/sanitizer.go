@@ -59,9 +59,10 @@ type Config struct {
 	CacheDir string
 	// PlatformPack is the platform's pack component, whose rules apply
 	// whatever the tenant's pack says (the operator's own file: it is not
-	// verified). Nil: the pack given to New is the platform's too, and so
-	// the whole policy; give the default pack here when New gets a
-	// tenant's pack.
+	// verified; the default pack, target/components/default-pack.wasm,
+	// unless the operator has one). New requires it: a tenant's pack is
+	// never the whole policy. With NewUnverified, nil makes the pack given
+	// the platform's too (the default pack, or development).
 	PlatformPack []byte
 	// Trust is what New requires of the pack. The zero value refuses
 	// every pack: unsigned ones, and signed ones as no key is trusted.
@@ -123,6 +124,9 @@ func New(ctx context.Context, pipelineComponent, packComponent []byte, limits Co
 	v, err := VerifyPack(packComponent, limits.Trust)
 	if err != nil {
 		return nil, err
+	}
+	if limits.PlatformPack == nil {
+		return nil, errors.New("platform pack: New needs Config.PlatformPack (the default pack, target/components/default-pack.wasm, unless the platform has one): a tenant's pack is never the whole policy")
 	}
 	var grant []string
 	if v.Signed != nil {

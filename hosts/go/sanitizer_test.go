@@ -323,7 +323,7 @@ func TestTheCommandReadsAsTheBudgetSays(t *testing.T) {
 
 func TestALoopingPackIsStoppedByTheDeadline(t *testing.T) {
 	ctx := context.Background()
-	s, err := New(ctx, component(t, "pipeline.wasm"), component(t, filepath.Join("test-packs", "slow.wasm")), Config{Timeout: 1500 * time.Millisecond, Trust: Trust{AllowUnsigned: true}})
+	s, err := New(ctx, component(t, "pipeline.wasm"), component(t, filepath.Join("test-packs", "slow.wasm")), Config{Timeout: 1500 * time.Millisecond, Trust: Trust{AllowUnsigned: true}, PlatformPack: component(t, "default-pack.wasm")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +345,7 @@ func TestALoopingPackIsStoppedByTheDeadline(t *testing.T) {
 
 func TestAGreedyPackHitsItsMemoryCap(t *testing.T) {
 	ctx := context.Background()
-	s, err := New(ctx, component(t, "pipeline.wasm"), component(t, filepath.Join("test-packs", "greedy.wasm")), Config{PackMemoryMiB: 16, Trust: Trust{AllowUnsigned: true}})
+	s, err := New(ctx, component(t, "pipeline.wasm"), component(t, filepath.Join("test-packs", "greedy.wasm")), Config{PackMemoryMiB: 16, Trust: Trust{AllowUnsigned: true}, PlatformPack: component(t, "default-pack.wasm")})
 	if err != nil {
 		t.Fatal(err)
 	}

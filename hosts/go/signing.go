@@ -158,8 +158,14 @@ type Trust struct {
 	Keys []PublicKey
 	// AllowUnsigned accepts unsigned packs (development only).
 	AllowUnsigned bool
-	// Tenant is the tenant the pack serves; empty: any scope passes.
+	// Tenant is the tenant the pack serves: a pack scoped to another
+	// tenant is refused; empty: only an unscoped (`*`) pack passes.
 	Tenant string
+	// AnyTenant lets a pack of any scope pass (the Rust host's `None`,
+	// the JS host's omitted tenant): for a process that serves whichever
+	// tenant its one pack names. A missing tenant (a request without its
+	// header) must not mean "any".
+	AnyTenant bool
 	// Now is the time expiry is checked against; zero: time.Now().
 	Now time.Time
 }
@@ -568,7 +574,7 @@ func VerifyPack(pack []byte, trust Trust) (*Verified, error) {
 		return nil, err
 	}
 	scopeOK := func(scope string) error {
-		if trust.Tenant != "" && scope != "*" && scope != trust.Tenant {
+		if !trust.AnyTenant && scope != "*" && scope != trust.Tenant {
 			return refuse(RefusedWrongTenant, "scoped to tenant `%s`, not `%s`", scope, trust.Tenant)
 		}
 		return nil

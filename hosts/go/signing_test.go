@@ -120,7 +120,11 @@ func TestNewVerifiesBeforeCompiling(t *testing.T) {
 	if _, err := New(ctx, pipe, testPack(t, "good.wasm"), Config{}); outcome(t, err) != RefusedUntrustedKey {
 		t.Errorf("a signed pack, no key trusted: %v", err)
 	}
-	s, err := New(ctx, pipe, testPack(t, "good.wasm"), Config{Trust: trust})
+	// A tenant's pack is never the whole policy: New needs the platform's.
+	if _, err := New(ctx, pipe, testPack(t, "good.wasm"), Config{Trust: trust}); err == nil || !strings.Contains(err.Error(), "Config.PlatformPack") {
+		t.Errorf("New without a platform pack: %v", err)
+	}
+	s, err := New(ctx, pipe, testPack(t, "good.wasm"), Config{Trust: trust, PlatformPack: component(t, "default-pack.wasm")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,8 +166,8 @@ func TestExpiryScopeAndRotation(t *testing.T) {
 		t.Errorf("before its expiry: %v", err)
 	}
 	other := testPack(t, "other-tenant.wasm")
-	if _, err := VerifyPack(other, Trust{Keys: keys}); err != nil {
-		t.Errorf("no tenant asked, any scope passes: %v", err)
+	if _, err := VerifyPack(other, Trust{Keys: keys, AnyTenant: true}); err != nil {
+		t.Errorf("any tenant asked for, any scope passes: %v", err)
 	}
 	u, err := ReadPublicKey(filepath.Join(packDir, "untrusted.pub"))
 	if err != nil {
@@ -345,5 +349,22 @@ func TestThePlatformFloorAndAGrantAsInEveryHost(t *testing.T) {
 		if msg.Content[0].Text != fc.Output || strings.Join(rec.Relaxed, ",") != strings.Join(fc.Relaxed, ",") || rec.PlatformName != "default" {
 			t.Errorf("%s: got %q relaxed %v platform %q", fc.File, msg.Content[0].Text, rec.Relaxed, rec.PlatformName)
 		}
+	}
+}
+
+// An empty tenant (a request without its tenant header, say) is no tenant:
+// only an unscoped pack passes, as in the Rust and JS hosts; any scope
+// passes only when asked for.
+func TestAnEmptyTenantIsNotAnyTenant(t *testing.T) {
+	c, keys := loadCases(t)
+	good := testPack(t, "good.wasm")
+	if _, err := VerifyPack(good, Trust{Keys: keys, Tenant: c.Tenant}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := VerifyPack(good, Trust{Keys: keys}); outcome(t, err) != RefusedWrongTenant {
+		t.Errorf("a pack scoped to %s, no tenant: %v", c.Tenant, err)
+	}
+	if _, err := VerifyPack(good, Trust{Keys: keys, AnyTenant: true}); err != nil {
+		t.Errorf("AnyTenant: %v", err)
 	}
 }

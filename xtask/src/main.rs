@@ -198,7 +198,18 @@ fn layout() -> Result<serde_json::Value> {
 /// Composes the pipeline with `pack` into `target/edge/result-sanitizer.wasm`.
 fn edge(root: &Path, pack: Option<PathBuf>) -> Result<()> {
     let components = root.join("target/components");
-    let pack = pack.unwrap_or_else(|| components.join("default-pack.wasm"));
+    // A composed build has no host between the pipeline and the packs: a
+    // tenant's pack would be the whole policy, its `relax` unchecked
+    // against any grant. Until a composed floor holds, only the default
+    // pack is composed.
+    if let Some(p) = pack {
+        anyhow::bail!(
+            "PACK={}: a composed edge build takes the default pack only (with no host between them, a tenant's \
+             pack could relax the platform's rules unchecked); serve tenant packs from a host",
+            p.display()
+        );
+    }
+    let pack = components.join("default-pack.wasm");
     let out_dir = root.join("target/edge");
     std::fs::create_dir_all(&out_dir)?;
     let pipeline = components.join("pipeline.wasm");

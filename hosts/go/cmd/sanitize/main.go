@@ -121,7 +121,8 @@ func run() error {
 	if *pipeline == "" {
 		*pipeline = find("pipeline.wasm")
 	}
-	cfg := rs.Config{Timeout: *timeout, Trust: rs.Trust{AllowUnsigned: *allowUnsigned, Tenant: *tenant}}
+	// No --tenant: a pack of any scope (as the Rust CLI).
+	cfg := rs.Config{Timeout: *timeout, Trust: rs.Trust{AllowUnsigned: *allowUnsigned, Tenant: *tenant, AnyTenant: *tenant == ""}}
 	for _, f := range trusted {
 		k, err := rs.ReadPublicKey(f)
 		if err != nil {

@@ -904,6 +904,26 @@ impl Drop for Killed {
     }
 }
 
+/// A long resource is cut, and its recall reads it as the raw text it was
+/// kept as.
+#[test]
+fn a_cut_resource_reads_back_through_the_recall_tool() {
+    let mut p = Raw::start(proxied(&[], &odd_server(None)));
+    p.init();
+    p.send(&json!({ "jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": { "uri": "odd://big" } }));
+    let v = p.response(&json!(1));
+    assert_valid("ReadResourceResult", &v["result"]);
+    let text = v["result"]["contents"][0]["text"].as_str().unwrap();
+    let m = regex_lite::Regex::new(r"read_truncated_output\(call_id=([A-Za-z0-9_]+), offset=(\d+)").unwrap();
+    let id = m.captures(text).expect("a marker names the recall tool")[1].to_string();
+    let args = json!({ "call_id": id, "offset": 20000, "limit": 2, "unit": "lines" });
+    p.send(&json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": { "name": "read_truncated_output", "arguments": args } }));
+    let r = p.response(&json!(2));
+    assert_ne!(r["result"]["isError"], true, "{r}");
+    assert_eq!(slice_lines(&texts(&r["result"])), "line 020000\nline 020001\n", "{r}");
+}
+
 /// `mcp --platform-pack` serves that pack as the floor, as `sanitize` does.
 #[test]
 fn the_proxy_serves_a_platform_pack() {

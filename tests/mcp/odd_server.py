@@ -33,6 +33,10 @@ def answer(msg):
              "serverInfo": {"name": "odd", "version": "1"}}
     elif method == "tools/list":
         r = {"tools": [{"name": t, "inputSchema": {"type": "object"}} for t in TOOLS]}
+    elif method == "resources/read":
+        # A long resource: cut by the proxy, read back by its recall tool.
+        big = "".join(f"line {i:06}\n" for i in range(1, 40001))
+        r = {"contents": [{"uri": msg["params"]["uri"], "mimeType": "text/plain", "text": big}]}
     elif method == "tools/call":
         name = msg["params"]["name"]
         if name == "lone_surrogate":

@@ -48,6 +48,9 @@ enum Kind {
     Other,
 }
 
+/// What a recall of a kept result needs: its tool, code type and input kind.
+type Kept = (String, Option<String>, InputKind);
+
 /// One client's stream through the proxy.
 pub struct Session {
     proxy: Arc<Proxy>,
@@ -60,9 +63,10 @@ pub struct Session {
     recall_name: Mutex<String>,
     /// Tool names of the server's listing in progress (pages).
     listed: Mutex<HashSet<String>>,
-    /// Kept results: call id -> tool and code type, for the recall's
+    /// Kept results: call id -> tool, code type and input kind (an MCP
+    /// result's text blocks, or a resource's raw text), for the recall's
     /// options.
-    kept: Mutex<HashMap<String, (String, Option<String>)>>,
+    kept: Mutex<HashMap<String, Kept>>,
     /// Tasks (2025-11-25): task id -> tool and code type, for `tasks/result`.
     tasks: Mutex<HashMap<String, (String, Option<String>)>>,
 }
@@ -182,8 +186,9 @@ impl Session {
                  from 0) and, optionally, unit (\"bytes\" or \"lines\"), as a marker of a cut result names them",
             ));
         };
-        let (tool, code) = self.kept.lock().expect("kept lock").get(call_id).cloned().unwrap_or_default();
-        let mut o = self.options(&tool, InputKind::Mcp);
+        let (tool, code, input) =
+            self.kept.lock().expect("kept lock").get(call_id).cloned().unwrap_or((String::new(), None, InputKind::Mcp));
+        let mut o = self.options(&tool, input);
         o.call_id = call_id.into();
         o.content_type = code;
         let p = &self.proxy;
@@ -301,10 +306,10 @@ impl Session {
     }
 
     /// A fresh call id for a result kept for recall, noted with its tool.
-    fn keep_id(&self, tool: &str, code: Option<String>) -> String {
+    fn keep_id(&self, tool: &str, code: Option<String>, input: InputKind) -> String {
         // Unique in the proxy: the store is shared by its sessions.
         let id = format!("call_{}", self.proxy.next_call.fetch_add(1, Ordering::Relaxed));
-        self.kept.lock().expect("kept lock").insert(id.clone(), (tool.into(), code));
+        self.kept.lock().expect("kept lock").insert(id.clone(), (tool.into(), code, input));
         id
     }
 
@@ -312,7 +317,7 @@ impl Session {
     fn sanitize(&self, tool: &str, bytes: &[u8], mut o: Options) -> crate::error::Result<crate::api::Sanitized> {
         let p = &self.proxy;
         if p.config.recall.enabled {
-            o.call_id = self.keep_id(tool, None);
+            o.call_id = self.keep_id(tool, o.content_type.clone(), InputKind::Raw);
             p.sanitizer.sanitize_kept(&p.pack, &p.store, &self.tenant, bytes, &o)
         } else {
             p.sanitizer.sanitize_with(&p.pack, bytes, &o)
@@ -345,7 +350,7 @@ impl Session {
         // What a recall slices is the joined text, so only the blocks that
         // make it are kept: structured content and media would otherwise
         // come back, whole, with every slice.
-        o.call_id = self.keep_id(tool, code);
+        o.call_id = self.keep_id(tool, code, InputKind::Mcp);
         let kept = p.store.put(&self.tenant, &o.call_id, &text_blocks(result))?;
         o.recall_bytes = (kept > 0).then_some(kept);
         let out = p.sanitizer.sanitize_with(&p.pack, &bytes, &o)?;

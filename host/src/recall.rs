@@ -177,6 +177,11 @@ impl OutputStore {
         Ok(Kept { bytes, truncated: e.truncated })
     }
 
+    /// The most bytes kept of one output.
+    pub fn max_item_bytes(&self) -> usize {
+        self.cfg.max_item_bytes
+    }
+
     /// Bytes kept over all entries.
     pub fn total_bytes(&self) -> usize {
         self.inner.lock().expect("store lock").total

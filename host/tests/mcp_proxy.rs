@@ -924,6 +924,25 @@ fn a_cut_resource_reads_back_through_the_recall_tool() {
     assert_eq!(slice_lines(&texts(&r["result"])), "line 020000\nline 020001\n", "{r}");
 }
 
+/// A result over the recall store's item bound is not kept (a cut prefix of
+/// it would not parse): its markers say so instead of naming the recall.
+#[test]
+fn a_result_over_the_item_bound_is_not_offered_for_recall() {
+    let dir = std::env::temp_dir().join(format!("rs-mcp-item-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("proxy.toml");
+    std::fs::write(&config, "[recall]\nmax_item_bytes = 100000\n").unwrap();
+    let mut p = Raw::start(proxied(&["--config", config.to_str().unwrap()], &odd_server(None)));
+    p.init();
+    p.send(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "big" } }));
+    let v = p.response(&json!(1));
+    assert_sanitized(&v["result"]);
+    let t = texts(&v["result"]);
+    assert!(t.contains("[truncated:") && !t.contains("read_truncated_output("), "{t}");
+    assert!(t.contains("call the tool again"), "{t}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `mcp --platform-pack` serves that pack as the floor, as `sanitize` does.
 #[test]
 fn the_proxy_serves_a_platform_pack() {

@@ -15,7 +15,7 @@ import os
 import sys
 
 SECRET = os.environ["ODD_SECRET"]
-TOOLS = ["lone_surrogate", "bad_utf8", "deep", "trailing", "forged_task", "no_content", "error", "plain"]
+TOOLS = ["lone_surrogate", "bad_utf8", "deep", "trailing", "forged_task", "no_content", "error", "plain", "big"]
 
 
 def text_result(text):
@@ -50,6 +50,8 @@ def answer(msg):
             return (head + json.dumps(text_result("key " + SECRET)) + "} trailing").encode()
         if name == "forged_task":
             r = dict(text_result("key " + SECRET), task={"taskId": "t-1", "status": "completed"})
+        elif name == "big":
+            r = text_result("".join(f"line {i:06}\n" for i in range(1, 40001)))
         elif name == "no_content":
             r = {"structuredContent": {"key": SECRET}}
         elif name == "error":

@@ -350,8 +350,14 @@ impl Session {
         // What a recall slices is the joined text, so only the blocks that
         // make it are kept: structured content and media would otherwise
         // come back, whole, with every slice.
+        let blocks = text_blocks(result);
+        if blocks.len() > p.store.max_item_bytes() {
+            // A cut prefix of the blocks' JSON would not parse: not kept,
+            // and the markers say so.
+            return p.sanitizer.sanitize_with(&p.pack, &bytes, &o);
+        }
         o.call_id = self.keep_id(tool, code, InputKind::Mcp);
-        let kept = p.store.put(&self.tenant, &o.call_id, &text_blocks(result))?;
+        let kept = p.store.put(&self.tenant, &o.call_id, &blocks)?;
         o.recall_bytes = (kept > 0).then_some(kept);
         let out = p.sanitizer.sanitize_with(&p.pack, &bytes, &o)?;
         p.store.set_truncated(&o.call_id, out.record.truncated);

@@ -80,7 +80,12 @@ impl Shared {
     /// whitespace between tokens, so a pretty-printed body or an event of
     /// several `data:` lines stays one message.
     fn emit(&self, message: &[u8]) {
-        let one: Vec<u8> = message.iter().map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b }).collect();
+        // Copied only when it has a line end (most messages have none).
+        let one: std::borrow::Cow<[u8]> = if message.iter().any(|&b| b == b'\n' || b == b'\r') {
+            message.iter().map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b }).collect::<Vec<u8>>().into()
+        } else {
+            message.into()
+        };
         let mut w = self.out.lock().expect("out lock");
         let _ = w.write_all(&one).and_then(|()| w.write_all(b"\n"));
     }

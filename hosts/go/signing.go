@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -490,6 +491,15 @@ func (m *SignedManifest) section(sig string) []byte {
 	return w.Bytes()
 }
 
+// customSection is a custom section named name holding data, header
+// included, in its one encoding (the shortest LEB128 for each length).
+func customSection(name string, data []byte) []byte {
+	body := binary.AppendUvarint(nil, uint64(len(name)))
+	body = append(append(body, name...), data...)
+	out := binary.AppendUvarint([]byte{0}, uint64(len(body)))
+	return append(out, body...)
+}
+
 // readManifest reads the pack's own manifest among secs.
 func readManifest(b []byte, secs []section) (PackManifest, error) {
 	var found *section
@@ -564,7 +574,9 @@ func VerifyPack(pack []byte, trust Trust) (*Verified, error) {
 		// The section has one encoding, the one the Rust signer writes:
 		// JSON that parses to the same manifest another way (`\u001F` for
 		// `\u001f`, spaces) would be a changed byte that still verifies.
-		if !bytes.Equal(signed.section(sigHex), pack[sig.data:sig.end]) {
+		// So has its header: a size or name length in more LEB128 bytes
+		// than it needs would be another such byte.
+		if !bytes.Equal(customSection(signatureSection, signed.section(sigHex)), pack[sig.start:sig.end]) {
 			return nil, refuse(RefusedTampered, "signature section is not in its one encoding")
 		}
 		signedRange, mine = pack[:sig.start], secs[:len(secs)-1]

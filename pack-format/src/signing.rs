@@ -275,7 +275,9 @@ fn split_signature(wasm: &[u8]) -> Result<(&[u8], Option<SignatureSection>), Ref
             // The section has one encoding, the one `sign` writes: JSON that
             // parses to the same manifest another way (`\u001F` for
             // `\u001f`, spaces) would be a changed byte that still verifies.
-            if serde_json::to_vec(&sig).map_or(true, |c| c != body) {
+            // Its header too: a size or name length written in more LEB128
+            // bytes than it needs would be the same kind of changed byte.
+            if serde_json::to_vec(&sig).map_or(true, |c| c != body || section_bytes(&c) != wasm[data_start..]) {
                 return Err(Refusal::Tampered("signature section is not in its one encoding".into()));
             }
             Ok((&wasm[..data_start], Some(sig)))
@@ -336,13 +338,19 @@ pub fn sign(wasm: &[u8], key: &SecretKey, expires: Option<&str>, may_relax: &[St
     };
     let signature = hex(&key.key.sign(&message(&manifest)).to_bytes());
     let section = SignatureSection { v: 1, manifest, signature };
-    let data = serde_json::to_vec(&section).expect("serializes");
-    let custom = wasm_encoder::CustomSection { name: SECTION.into(), data: data.into() };
     let mut out = unsigned.to_vec();
-    use wasm_encoder::{Encode, Section};
-    out.push(custom.id());
-    custom.encode(&mut out);
+    out.extend(section_bytes(&serde_json::to_vec(&section).expect("serializes")));
     Ok(out)
+}
+
+/// The signature section holding `data`, header included, in its one
+/// encoding (the shortest LEB128 for each length).
+fn section_bytes(data: &[u8]) -> Vec<u8> {
+    use wasm_encoder::{Encode, Section};
+    let custom = wasm_encoder::CustomSection { name: SECTION.into(), data: data.into() };
+    let mut out = vec![custom.id()];
+    custom.encode(&mut out);
+    out
 }
 
 /// What a host requires of a pack.

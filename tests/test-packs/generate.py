@@ -38,6 +38,11 @@ def uleb(n):
             return bytes(out)
 
 
+def padded_uleb(n):
+    """`n` in five LEB128 bytes: what a reader takes, though not the shortest."""
+    return bytes((n >> (7 * k)) & 0x7F | (0x80 if k < 4 else 0) for k in range(5))
+
+
 def read_uleb(b, i):
     v = shift = 0
     while True:
@@ -160,6 +165,14 @@ def main():
     # an escape in upper case) would otherwise still verify.
     sig_text("spaced.wasm", lambda t: t.replace(b'"v":1,', b'"v": 1,', 1))
     sig_text("escape-case.wasm", lambda t: t.replace(b'"tenant":"acme"', b'"tenant":"\\u0061cme"', 1))
+    # The header too: the section's size, or its name's length, in five
+    # LEB128 bytes where one or two do (the same number, other bytes).
+    body = good[sig[0] :]
+    size, at = read_uleb(body, 1)
+    write("padded-size.wasm", good[: sig[0]] + b"\x00" + padded_uleb(size) + body[at:])
+    name_len, name_at = read_uleb(body, at)
+    rest = padded_uleb(name_len) + body[name_at:]
+    write("padded-name.wasm", good[: sig[0]] + b"\x00" + uleb(len(rest)) + rest)
     # The format number is not signed: another one is a changed byte.
     sig_text("format-zero.wasm", lambda t: t.replace(b'"v":1', b'"v":0', 1))
     # A platform grant (`may_relax`) is part of the signed message.
@@ -190,6 +203,8 @@ def main():
         {"file": "format-zero.wasm", "expect": "tampered"},
         {"file": "spaced.wasm", "expect": "tampered"},
         {"file": "escape-case.wasm", "expect": "tampered"},
+        {"file": "padded-size.wasm", "expect": "tampered"},
+        {"file": "padded-name.wasm", "expect": "tampered"},
         {"file": "may-relax.wasm", "expect": "ok"},
         {"file": "grant-widened.wasm", "expect": "tampered"},
         {"file": "expired.wasm", "expect": "expired"},

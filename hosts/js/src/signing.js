@@ -242,14 +242,28 @@ function message(m) {
   return Buffer.from(CONTEXT + manifestJson(m), 'utf8');
 }
 
+/** `n` in its shortest unsigned LEB128. */
+function uleb(n) {
+  const out = [];
+  do {
+    out.push((n & 0x7f) | (n >= 0x80 ? 0x80 : 0));
+    n = Math.floor(n / 0x80);
+  } while (n > 0);
+  return out;
+}
+
 /**
  * The section has one encoding, the one the Rust signer writes: JSON that
  * parses to the same manifest another way (`\u001F` for `\u001f`, spaces)
- * would be a changed byte that still verifies.
+ * would be a changed byte that still verifies; so would a size or name
+ * length in more LEB128 bytes than it needs. `bytes` is the whole section.
  */
 function canonicalSection(bytes, v) {
-  const one = `{"v":1,"manifest":${manifestJson(v.manifest)},"signature":${JSON.stringify(v.signature)}}`;
-  if (!Buffer.from(one, 'utf8').equals(Buffer.from(bytes))) {
+  const json = Buffer.from(`{"v":1,"manifest":${manifestJson(v.manifest)},"signature":${JSON.stringify(v.signature)}}`, 'utf8');
+  const name = Buffer.from(SIGNATURE_SECTION, 'utf8');
+  const body = Buffer.concat([Buffer.from(uleb(name.length)), name, json]);
+  const one = Buffer.concat([Buffer.from([0, ...uleb(body.length)]), body]);
+  if (!one.equals(Buffer.from(bytes))) {
     throw refuse('tampered', 'signature section is not in its one encoding');
   }
   return v;
@@ -339,7 +353,7 @@ export function verifyPack(bytes, { trustedKeys = [], allowUnsigned = false, ten
   if (sig && sig.end !== b.length) throw refuse('tampered', 'bytes follow the signature section');
   const section = sig
     ? canonicalSection(
-        b.subarray(sig.data, sig.end),
+        b.subarray(sig.start, sig.end),
         signatureSection(parseJson(b.subarray(sig.data, sig.end), 'tampered', 'signature section is not valid JSON', [...SECTION_FIELDS, ...SIGNED_FIELDS], true)),
       )
     : null;

@@ -277,6 +277,9 @@ func jsonObject(b []byte, known ...string) (map[string]json.RawMessage, error) {
 	if !utf8.Valid(b) || loneSurrogate(b) {
 		return nil, errors.New("not UTF-8")
 	}
+	if nestsDeeperThan(b, maxDepth) {
+		return nil, errors.New("nested too deep")
+	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	if t, err := d.Token(); err != nil || t != json.Delim('{') {
 		return nil, errors.New("not an object")
@@ -304,6 +307,37 @@ func jsonObject(b []byte, known ...string) (map[string]json.RawMessage, error) {
 		return nil, errors.New("trailing characters")
 	}
 	return out, nil
+}
+
+// maxDepth is the deepest nesting a manifest may have (pack-format's
+// MAX_DEPTH): serde_json skips an unknown field at any depth and
+// encoding/json stops at 10 000, so every host checks this one bound.
+const maxDepth = 128
+
+// nestsDeeperThan reports JSON text nesting arrays and objects more than
+// max deep (brackets inside strings do not count).
+func nestsDeeperThan(b []byte, max int) bool {
+	depth, inStr, esc := 0, false, false
+	for _, c := range b {
+		switch {
+		case inStr && esc:
+			esc = false
+		case inStr && c == '\\':
+			esc = true
+		case inStr && c == '"':
+			inStr = false
+		case inStr:
+		case c == '"':
+			inStr = true
+		case c == '[' || c == '{':
+			if depth++; depth > max {
+				return true
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return false
 }
 
 // loneSurrogate reports a \uD800-\uDFFF escape not in a high-low pair

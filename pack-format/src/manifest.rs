@@ -13,6 +13,41 @@ use wasmparser::{Parser, Payload};
 /// Custom section name.
 pub const SECTION: &str = "result-sanitizer:manifest";
 
+/// Deepest nesting of arrays and objects a manifest may have. serde_json
+/// skips an unknown field's value at any depth and Go's encoding/json
+/// stops at 10 000: one bound, checked first, makes every host refuse the
+/// same manifests (the JS and Go hosts check it too).
+pub const MAX_DEPTH: usize = 128;
+
+/// Whether JSON text nests arrays and objects more than `max` deep
+/// (brackets inside strings do not count). One pass over the bytes.
+pub fn nests_deeper_than(json: &[u8], max: usize) -> bool {
+    let (mut depth, mut in_str, mut esc) = (0usize, false, false);
+    for &b in json {
+        if in_str {
+            match b {
+                _ if esc => esc = false,
+                b'\\' => esc = true,
+                b'"' => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
 /// What a pack says about itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -53,11 +88,28 @@ impl Manifest {
                     if found.is_some() {
                         bail!("more than one {SECTION} section");
                     }
+                    if nests_deeper_than(c.data(), MAX_DEPTH) {
+                        bail!("manifest is not valid JSON: nested more than {MAX_DEPTH} deep");
+                    }
                     found = Some(serde_json::from_slice(c.data()).context("manifest is not valid JSON")?);
                 }
                 _ => {}
             }
         }
         Ok(found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_counts_brackets_outside_strings_only() {
+        let nest = |d: usize| format!("{}{}", "[".repeat(d), "]".repeat(d));
+        assert!(!nests_deeper_than(nest(128).as_bytes(), 128));
+        assert!(nests_deeper_than(nest(129).as_bytes(), 128));
+        let quoted = format!(r#"{{"x":"{}\"{}"}}"#, "[".repeat(500), "{".repeat(500));
+        assert!(!nests_deeper_than(quoted.as_bytes(), 128));
     }
 }

@@ -182,6 +182,13 @@ def main():
     # Built for another WIT, then signed as it is.
     write("wit-unsigned.wasm", replace_custom(read("unsigned.wasm"), MANIFEST, lambda v: v.update(wit_version="9.9.9")))
     sign("wit-unsigned.wasm", "wrong-wit.wasm")
+    # A manifest nested 128 deep is read; one level more is refused, by
+    # every host alike (a bound of its own, not serde_json's or Go's).
+    def nested(d):
+        return lambda t: t[:-1] + b',"x":' + b"[" * (d - 1) + b"]" * (d - 1) + b"}"
+
+    write("nested-128.wasm", replace_custom_text(read("unsigned.wasm"), MANIFEST, nested(128)))
+    write("nested-129.wasm", replace_custom_text(read("unsigned.wasm"), MANIFEST, nested(129)))
     write("core-module.wasm", b"\x00asm\x01\x00\x00\x00")
     write("not-wasm.wasm", b"not wasm")
     for f in ("globex-unsigned.wasm", "wit-unsigned.wasm", "odd-unsigned.wasm"):
@@ -211,6 +218,8 @@ def main():
         {"file": "other-tenant.wasm", "expect": "wrong_tenant"},
         {"file": "untrusted-key.wasm", "expect": "untrusted_key"},
         {"file": "wrong-wit.wasm", "expect": "incompatible_wit"},
+        {"file": "nested-128.wasm", "allow_unsigned": True, "expect": "ok"},
+        {"file": "nested-129.wasm", "allow_unsigned": True, "expect": "malformed"},
         {"file": "core-module.wasm", "expect": "malformed"},
         {"file": "not-wasm.wasm", "expect": "malformed"},
     ]

@@ -107,6 +107,9 @@ function u32(b, i) {
   return null;
 }
 
+/** Deepest nesting a manifest may have (pack-format's MAX_DEPTH). */
+const MAX_DEPTH = 128;
+
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
@@ -151,8 +154,9 @@ function sections(b) {
  * Whether `text` (valid JSON) has what serde_json refuses and JSON.parse
  * does not: a member named in `known` twice in one object (JSON.parse
  * keeps the last), or, with `intV`, a top-level `v` that is not an integer
- * literal (JSON.parse reads 1.0 as 1; serde refuses it for a u32). One
- * pass, linear in the text.
+ * literal (JSON.parse reads 1.0 as 1; serde refuses it for a u32); or
+ * nesting deeper than MAX_DEPTH, the bound every host checks. One pass,
+ * linear in the text.
  */
 function serdeRefuses(text, known, intV) {
   const stack = [];
@@ -164,6 +168,7 @@ function serdeRefuses(text, known, intV) {
     const ch = text[i];
     if (ch === '{') stack.push(new Set());
     else if (ch === '[') stack.push(null);
+    if (stack.length > MAX_DEPTH) return true;
     else if (ch === '}' || ch === ']') stack.pop();
     else if (ch === '"') {
       let j = i + 1;

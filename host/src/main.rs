@@ -330,6 +330,11 @@ struct McpOpts {
     /// 127.0.0.1:8808) instead of stdio; each session runs its own server.
     #[arg(long, value_name = "ADDR")]
     listen: Option<String>,
+    /// With --listen: most sessions open at once (each runs a server); a
+    /// new one past that gets 503 until one ends.
+    #[arg(long, value_name = "N", default_value_t = result_sanitizer::mcp::http::DEFAULT_MAX_SESSIONS,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    max_sessions: u32,
     /// The MCP server is this Streamable HTTP endpoint (http:// or
     /// https://) instead of a command.
     #[arg(long, value_name = "URL")]
@@ -651,7 +656,7 @@ fn mcp(mo: &McpOpts, command: &[String]) -> Result<i32, Error> {
         None => Upstream::Command(command.to_vec()),
     };
     match &mo.listen {
-        Some(addr) => result_sanitizer::mcp::http::run(proxy, addr, &upstream),
+        Some(addr) => result_sanitizer::mcp::http::run(proxy, addr, &upstream, mo.max_sessions as usize),
         None => stdio::run(proxy, &upstream),
     }
 }

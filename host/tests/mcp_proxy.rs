@@ -507,10 +507,7 @@ fn http_answers_a_json_only_client_with_json_bodies() {
     let v: Value = serde_json::from_str(&body).expect("one JSON body");
     assert_eq!(v["id"], 1);
     assert_valid("InitializeResult", &v["result"]);
-    let sid = head
-        .lines()
-        .find_map(|h| h.to_ascii_lowercase().starts_with("mcp-session-id:").then(|| h[15..].trim().to_string()))
-        .expect("a session id");
+    let sid = session_id(&head).expect("a session id");
     let sid_h = format!("MCP-Session-Id: {sid}");
     let ver_h = "MCP-Protocol-Version: 2025-11-25";
     let note = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string();
@@ -526,6 +523,46 @@ fn http_answers_a_json_only_client_with_json_bodies() {
     assert_sanitized(&v["result"]);
     assert_eq!(texts(&v["result"]), "Echo: key [REDACTED:aws-access-key-id] here");
     assert!(!body.contains(&key));
+}
+
+/// The `Mcp-Session-Id` header of a response head.
+fn session_id(head: &str) -> Option<String> {
+    head.lines().find_map(|h| h.to_ascii_lowercase().starts_with("mcp-session-id:").then(|| h[15..].trim().to_string()))
+}
+
+/// Sessions are bounded (`--max-sessions`); one whose server exited
+/// leaves: its id gets 404 and its slot is free for a new session.
+#[test]
+fn http_sessions_are_bounded_and_a_dead_one_leaves() {
+    let l = Listener::start(proxied(&["--max-sessions", "2"], &odd_server(None)));
+    let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "curl", "version": "1" } } })
+    .to_string();
+    let open = || {
+        let (head, _) = post_json_only(&l.url, &[], &init);
+        (head.lines().next().unwrap_or_default().to_string(), session_id(&head))
+    };
+    let (a, b) = (open().1.expect("a first session"), open().1.expect("a second session"));
+    let (status, none) = open();
+    assert!(status.starts_with("HTTP/1.1 503") && none.is_none(), "{status}");
+    let (a_h, b_h) = (format!("MCP-Session-Id: {a}"), format!("MCP-Session-Id: {b}"));
+    // a's server exits in the middle of a request, which gets an error.
+    let exit = json!({ "jsonrpc": "2.0", "id": 9, "method": "odd/exit" }).to_string();
+    let (_, body) = post_json_only(&l.url, &[&a_h], &exit);
+    let v: Value = serde_json::from_str(&body).expect("one JSON body");
+    assert!(v["error"]["message"].as_str().is_some_and(|m| m.contains("exited")), "{body}");
+    let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }).to_string();
+    assert_eq!(http_status(&l.url, &[&a_h], &list), "404");
+    let end = Instant::now() + Duration::from_secs(5);
+    let c = loop {
+        match open() {
+            (_, Some(c)) => break c,
+            (status, None) => assert!(Instant::now() < end, "the dead session's slot stays taken: {status}"),
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_ne!(c, a);
+    assert_eq!(http_status(&l.url, &[&b_h], &list), "200", "the other session is untouched");
 }
 
 /// The recall tool never takes a server tool's name.

@@ -37,6 +37,9 @@ use crate::error::{Error, Result};
 
 /// Protocol versions accepted in `MCP-Protocol-Version`.
 pub const PROTOCOL_VERSIONS: [&str; 3] = ["2025-03-26", "2025-06-18", "2025-11-25"];
+/// Sessions open at once unless `--max-sessions` says otherwise: each
+/// runs a server process and keeps results for recall.
+pub const DEFAULT_MAX_SESSIONS: u32 = 32;
 /// Server messages held for a GET stream that is not open.
 const BACKLOG: usize = 1000;
 /// A comment on idle streams this often (a closed client is noticed).
@@ -125,20 +128,41 @@ impl Spawner {
     }
 }
 
+/// Open sessions by id. A session leaves when the client ends it
+/// (DELETE) or its server exits, so that neither its kept results nor its
+/// slot outlive it.
+type Sessions = Arc<Mutex<Open>>;
+
+#[derive(Default)]
+struct Open {
+    by_id: HashMap<String, Arc<HttpSession>>,
+    /// Sessions whose server is starting: they count against the cap, so
+    /// that initializes at once cannot pass it together.
+    starting: usize,
+}
+
 struct State {
     proxy: Arc<Proxy>,
     upstream: Upstream,
-    sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    sessions: Sessions,
+    max_sessions: usize,
     spawner: Spawner,
 }
 
-/// Serves `/mcp` on `listen` until the process ends.
-pub fn run(proxy: Arc<Proxy>, listen: &str, upstream: &Upstream) -> Result<i32> {
+/// Serves `/mcp` on `listen` until the process ends, with at most
+/// `max_sessions` sessions open at once (a new one past that is refused
+/// with 503 until one ends).
+pub fn run(proxy: Arc<Proxy>, listen: &str, upstream: &Upstream, max_sessions: usize) -> Result<i32> {
     let server = Server::http(listen)
         .map_err(|e| Error::Io(std::io::Error::other(format!("cannot listen on {listen}: {e}"))))?;
     eprintln!("result-sanitizer mcp: listening on http://{listen}/mcp");
-    let state =
-        Arc::new(State { proxy, upstream: upstream.clone(), sessions: Mutex::default(), spawner: Spawner::new() });
+    let state = Arc::new(State {
+        proxy,
+        upstream: upstream.clone(),
+        sessions: Sessions::default(),
+        max_sessions,
+        spawner: Spawner::new(),
+    });
     for req in server.incoming_requests() {
         let st = state.clone();
         std::thread::spawn(move || handle(&st, req));
@@ -190,7 +214,7 @@ fn handle(st: &State, req: Request) {
         }
     }
     let sid = header(&req, "MCP-Session-Id").map(str::to_string);
-    let session = sid.as_ref().and_then(|id| st.sessions.lock().expect("sessions lock").get(id).cloned());
+    let session = sid.as_ref().and_then(|id| st.sessions.lock().expect("sessions lock").by_id.get(id).cloned());
     if sid.is_some() && session.as_ref().is_none_or(|s| !s.alive.load(Ordering::SeqCst)) {
         return plain(req, 404, "not found: no such session");
     }
@@ -203,7 +227,7 @@ fn handle(st: &State, req: Request) {
         Method::Delete => match session {
             Some(s) => {
                 s.stop();
-                st.sessions.lock().expect("sessions lock").retain(|_, v| !Arc::ptr_eq(v, &s));
+                st.sessions.lock().expect("sessions lock").by_id.retain(|_, v| !Arc::ptr_eq(v, &s));
                 plain(req, 200, "")
             }
             None => plain(req, 400, "bad request: MCP-Session-Id is required"),
@@ -237,7 +261,12 @@ fn post(st: &State, mut req: Request, session: Option<Arc<HttpSession>>) {
     let (s, new_id) = match (session, is_init) {
         (Some(s), _) => (s, None),
         (None, true) => match start_session(st) {
-            Ok((id, s)) => (s, Some(id)),
+            Ok(Some((id, s))) => (s, Some(id)),
+            Ok(None) => {
+                let n = st.max_sessions;
+                let why = format!("result-sanitizer: {n} sessions are open (--max-sessions); end one (DELETE) first");
+                return rpc_error(req, 503, -32000, &why);
+            }
             Err(e) => return rpc_error(req, 500, -32603, &format!("result-sanitizer: {e}")),
         },
         (None, false) => return plain(req, 400, "bad request: MCP-Session-Id is required"),
@@ -277,7 +306,25 @@ fn post(st: &State, mut req: Request, session: Option<Arc<HttpSession>>) {
     }
 }
 
-fn start_session(st: &State) -> Result<(String, Arc<HttpSession>)> {
+/// A new session and its server, or `None` when `max_sessions` are open.
+fn start_session(st: &State) -> Result<Option<(String, Arc<HttpSession>)>> {
+    {
+        let mut open = st.sessions.lock().expect("sessions lock");
+        if open.by_id.len() + open.starting >= st.max_sessions {
+            return Ok(None);
+        }
+        open.starting += 1;
+    }
+    let started = new_session(st);
+    let mut open = st.sessions.lock().expect("sessions lock");
+    open.starting -= 1;
+    let (id, s) = started?;
+    open.by_id.insert(id.clone(), s.clone());
+    Ok(Some((id, s)))
+}
+
+/// Starts a session's server, and the thread that reads it.
+fn new_session(st: &State) -> Result<(String, Arc<HttpSession>)> {
     let key = crate::report::random_key()?;
     let id: String = key.iter().take(16).map(|b| format!("{b:02x}")).collect();
     let cap = st.proxy.max_message_bytes;
@@ -295,6 +342,8 @@ fn start_session(st: &State) -> Result<(String, Arc<HttpSession>)> {
         alive: AtomicBool::new(true),
     });
     let reader = s.clone();
+    let sessions = st.sessions.clone();
+    let sid = id.clone();
     std::thread::spawn(move || {
         let mut r = BufReader::with_capacity(1 << 16, stdout);
         loop {
@@ -320,8 +369,10 @@ fn start_session(st: &State) -> Result<(String, Arc<HttpSession>)> {
             reader.route(e);
         }
         signal(libc::SIGKILL);
+        // Requests with its id now get 404, which tells a client to start
+        // a new session; its kept results go with it.
+        sessions.lock().expect("sessions lock").by_id.retain(|k, v| k != &sid || !Arc::ptr_eq(v, &reader));
     });
-    st.sessions.lock().expect("sessions lock").insert(id.clone(), s.clone());
     Ok((id, s))
 }
 

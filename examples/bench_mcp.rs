@@ -1,7 +1,13 @@
 //! What `result-sanitizer mcp` adds to a tool call: the median round trip
-//! of `read_text_file` on server-filesystem (tests/mcp, `make mcp-deps`)
-//! through the proxy, less the same call made to the server directly, for
-//! an 8 KiB and a 1 MB file. Goals: at most 1 ms and 20 ms added.
+//! through the proxy, less the same call made to the server directly
+//! (tests/mcp, `make mcp-deps`), for an 8 KiB and a 1 MiB result. Goals: at
+//! most 1 ms and 20 ms added. Two real servers:
+//!
+//! - server-everything's `echo` of a service log: the result is the text
+//!   once (`content`), the size named;
+//! - server-filesystem's `read_text_file` of a file of that size: its
+//!   result holds the text twice (`content` and `structuredContent`), so
+//!   the pipeline reads twice the size named.
 //!
 //! Also printed: the pipeline alone on the same result, in process
 //! (`Sanitizer::sanitize_with`, the options the proxy uses), so the rest
@@ -83,7 +89,8 @@ fn median(mut v: Vec<Duration>) -> Duration {
 fn main() {
     let runs: usize = std::env::args().skip_while(|a| a != "--runs").nth(1).map_or(41, |n| n.parse().unwrap());
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let server = root.join("tests/mcp/node_modules/.bin/mcp-server-filesystem");
+    let bin_dir = root.join("tests/mcp/node_modules/.bin");
+    let server = bin_dir.join("mcp-server-filesystem");
     assert!(server.exists(), "run `make mcp-deps` first");
     let bin = root.join("target/release/result-sanitizer");
     let dir = std::env::temp_dir().join(format!("rs-bench-mcp-{}", std::process::id()));
@@ -94,20 +101,36 @@ fn main() {
     std::fs::write(dir.join("8k.txt"), make(8 << 10)).unwrap();
     std::fs::write(dir.join("1m.txt"), make(1 << 20)).unwrap();
 
-    let server_args = vec![server.display().to_string(), dir.display().to_string()];
-    let mut proxy_args = vec!["mcp".to_string(), "--".into(), "node".into()];
-    proxy_args.extend(server_args.iter().cloned());
-    let mut direct = Rpc::start(Path::new("node"), &server_args);
-    let mut proxied = Rpc::start(&bin, &proxy_args);
+    // Each server directly, and behind the proxy.
+    let start = |server_args: Vec<String>| {
+        let mut proxy_args = vec!["mcp".to_string(), "--".into(), "node".into()];
+        proxy_args.extend(server_args.iter().cloned());
+        (Rpc::start(Path::new("node"), &server_args), Rpc::start(&bin, &proxy_args))
+    };
+    let mut everything = start(vec![bin_dir.join("mcp-server-everything").display().to_string()]);
+    let mut filesystem = start(vec![server.display().to_string(), dir.display().to_string()]);
 
     let sanitizer = Sanitizer::new(Limits::default()).expect("the embedded components load");
-    println!("MCP proxy overhead: read_text_file on server-filesystem, median of {runs} calls each");
+    println!("MCP proxy overhead: median of {runs} calls each, direct and proxied in turn");
     println!(
-        "{:>8} {:>10} {:>10} {:>10} {:>8} {:>8} {:>16} {:>12}",
-        "file", "direct", "proxied", "added", "goal", "result", "pipeline alone", "proxy's own"
+        "{:>30} {:>10} {:>10} {:>10} {:>8} {:>8} {:>16} {:>12}",
+        "call", "direct", "proxied", "added", "goal", "result", "pipeline alone", "proxy's own"
     );
-    for (name, goal) in [("8k.txt", Duration::from_millis(1)), ("1m.txt", Duration::from_millis(20))] {
-        let params = json!({ "name": "read_text_file", "arguments": { "path": dir.join(name).display().to_string() } });
+    let cases = [
+        ("echo 8 KiB", "echo", (8 << 10) - 6, Duration::from_millis(1)),
+        ("echo 1 MiB", "echo", (1 << 20) - 6, Duration::from_millis(20)),
+        ("read_text_file 8 KiB (twice)", "read_text_file", 8 << 10, Duration::from_millis(1)),
+        ("read_text_file 1 MiB (twice)", "read_text_file", 1 << 20, Duration::from_millis(20)),
+    ];
+    for (label, tool, size, goal) in cases {
+        // "Echo: " + the message is the size named.
+        let (params, (direct, proxied)) = if tool == "echo" {
+            (json!({ "name": "echo", "arguments": { "message": make(size) } }), &mut everything)
+        } else {
+            let name = if size == 8 << 10 { "8k.txt" } else { "1m.txt" };
+            let path = dir.join(name).display().to_string();
+            (json!({ "name": tool, "arguments": { "path": path } }), &mut filesystem)
+        };
         let (mut d, mut p) = (Vec::new(), Vec::new());
         // Alternate the two, after a warm-up, so both see the same machine.
         for i in 0..runs + 3 {
@@ -128,7 +151,7 @@ fn main() {
         let v: Value = serde_json::from_str(&direct.request("tools/call", params.clone())).unwrap();
         let input = serde_json::to_vec(&v["result"]).unwrap();
         let mut o = default_options();
-        o.tool = "read_text_file".into();
+        o.tool = tool.into();
         o.call_id = "call_1".into();
         o.input = InputKind::Mcp;
         o.source = OutputSource::Tool;
@@ -144,7 +167,7 @@ fn main() {
         );
         let ms = |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1e3);
         println!(
-            "{name:>8} {:>10} {:>10} {:>10} {:>8} {:>8} {:>16} {:>12}",
+            "{label:>30} {:>10} {:>10} {:>10} {:>8} {:>8} {:>16} {:>12}",
             ms(md),
             ms(mp),
             ms(added),

@@ -484,7 +484,7 @@ fn http_checks_origin_protocol_version_and_session() {
 /// the status, the headers and the body.
 fn post_json_only(url: &str, headers: &[&str], body: &str) -> (String, String) {
     let mut c = Command::new("curl");
-    c.args(["-s", "-D", "-", "-X", "POST", url, "-d", body]);
+    c.args(["-s", "-m", "20", "-D", "-", "-X", "POST", url, "-d", body]);
     c.args(["-H", "Content-Type: application/json", "-H", "Accept: application/json"]);
     for h in headers {
         c.args(["-H", h]);
@@ -563,6 +563,23 @@ fn http_sessions_are_bounded_and_a_dead_one_leaves() {
     };
     assert_ne!(c, a);
     assert_eq!(http_status(&l.url, &[&b_h], &list), "200", "the other session is untouched");
+}
+
+/// A server that exits as it starts: every initialize is answered at once,
+/// with an error, and leaves no session holding the one slot.
+#[test]
+fn http_a_server_that_exits_at_once_gets_errors_and_keeps_no_slot() {
+    let l = Listener::start(proxied(&["--max-sessions", "1"], &["false".to_string()]));
+    let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "curl", "version": "1" } } })
+    .to_string();
+    for round in 0..5 {
+        let (head, body) = post_json_only(&l.url, &[], &init);
+        let status = head.lines().next().unwrap_or_default();
+        assert!(!status.contains(" 503"), "round {round}: a slot is still taken: {status}");
+        let v: Value = serde_json::from_str(&body).unwrap_or_else(|_| panic!("round {round}: {head}{body}"));
+        assert!(v["error"]["message"].is_string(), "round {round}: {body}");
+    }
 }
 
 /// The recall tool never takes a server tool's name.

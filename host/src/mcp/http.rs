@@ -226,14 +226,19 @@ fn handle(st: &State, req: Request) {
         },
         Method::Delete => match session {
             Some(s) => {
-                s.stop();
-                st.sessions.lock().expect("sessions lock").by_id.retain(|_, v| !Arc::ptr_eq(v, &s));
+                end_session(st, &s);
                 plain(req, 200, "")
             }
             None => plain(req, 400, "bad request: MCP-Session-Id is required"),
         },
         _ => plain(req, 405, "method not allowed"),
     }
+}
+
+/// Ends a session: its server is stopped and it leaves the map.
+fn end_session(st: &State, s: &Arc<HttpSession>) {
+    s.stop();
+    st.sessions.lock().expect("sessions lock").by_id.retain(|_, v| !Arc::ptr_eq(v, s));
 }
 
 fn post(st: &State, mut req: Request, session: Option<Arc<HttpSession>>) {
@@ -285,7 +290,18 @@ fn post(st: &State, mut req: Request, session: Option<Arc<HttpSession>>) {
         FromClient::Forward => {
             if !s.to_server(&body) {
                 s.waiters.lock().expect("waiters lock").retain(|k, _| !ids.contains(k));
+                // Its input is closed: the session can do nothing more.
+                end_session(st, &s);
                 return rpc_error(req, 502, -32000, "result-sanitizer: the MCP server is gone");
+            }
+            // A server that exited meanwhile may have had its pending
+            // requests failed before these were noted: fail them too (the
+            // reader clears `alive` before it fails what is pending).
+            if !s.alive.load(Ordering::SeqCst) {
+                for e in s.session.fail_pending("result-sanitizer: the MCP server exited before answering this request")
+                {
+                    s.route(e);
+                }
             }
         }
         FromClient::Reply(line) => {
@@ -315,12 +331,31 @@ fn start_session(st: &State) -> Result<Option<(String, Arc<HttpSession>)>> {
         }
         open.starting += 1;
     }
-    let started = new_session(st);
+    // Gives the slot back if starting fails or panics.
+    let slot = Starting(&st.sessions);
+    let (id, s) = new_session(st)?;
     let mut open = st.sessions.lock().expect("sessions lock");
+    std::mem::forget(slot);
     open.starting -= 1;
-    let (id, s) = started?;
+    // A server that exited already was not found in the map by its
+    // reader (which clears `alive` before it looks): not added, or it
+    // would hold its slot for good.
+    if !s.alive.load(Ordering::SeqCst) {
+        return Err(Error::Io(std::io::Error::other("the MCP server exited as it started")));
+    }
     open.by_id.insert(id.clone(), s.clone());
     Ok(Some((id, s)))
+}
+
+/// A session slot taken while its server starts; dropped only when
+/// starting did not finish (an error or a panic), to give the slot back.
+struct Starting<'a>(&'a Mutex<Open>);
+
+impl Drop for Starting<'_> {
+    fn drop(&mut self) {
+        let mut open = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        open.starting -= 1;
+    }
 }
 
 /// Starts a session's server, and the thread that reads it.
@@ -363,15 +398,17 @@ fn new_session(st: &State) -> Result<(String, Arc<HttpSession>)> {
         }
         let status = wait();
         reader.alive.store(false, Ordering::SeqCst);
+        // Requests with its id now get 404, which tells a client to start
+        // a new session; its kept results go with it. It leaves before its
+        // pending requests are answered, so a client told of the exit
+        // finds its slot free.
+        sessions.lock().expect("sessions lock").by_id.retain(|k, v| k != &sid || !Arc::ptr_eq(v, &reader));
         let how = status.map_or("without a status".to_string(), |s| s.to_string());
         let why = format!("result-sanitizer: the MCP server exited ({how}) before answering this request");
         for e in reader.session.fail_pending(&why) {
             reader.route(e);
         }
         signal(libc::SIGKILL);
-        // Requests with its id now get 404, which tells a client to start
-        // a new session; its kept results go with it.
-        sessions.lock().expect("sessions lock").by_id.retain(|k, v| k != &sid || !Arc::ptr_eq(v, &reader));
     });
     Ok((id, s))
 }

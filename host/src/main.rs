@@ -335,6 +335,10 @@ struct McpOpts {
     #[arg(long, value_name = "N", default_value_t = result_sanitizer::mcp::http::DEFAULT_MAX_SESSIONS,
           value_parser = clap::value_parser!(u32).range(1..))]
     max_sessions: u32,
+    /// With --listen: a session no request has used for this many seconds
+    /// (none in progress, no stream open) ends as if deleted; 0: never.
+    #[arg(long, value_name = "SECS", default_value_t = result_sanitizer::mcp::http::DEFAULT_SESSION_IDLE_SECS)]
+    session_idle: u64,
     /// The MCP server is this Streamable HTTP endpoint (http:// or
     /// https://) instead of a command.
     #[arg(long, value_name = "URL")]
@@ -656,7 +660,13 @@ fn mcp(mo: &McpOpts, command: &[String]) -> Result<i32, Error> {
         None => Upstream::Command(command.to_vec()),
     };
     match &mo.listen {
-        Some(addr) => result_sanitizer::mcp::http::run(proxy, addr, &upstream, mo.max_sessions as usize),
+        Some(addr) => {
+            let limits = result_sanitizer::mcp::http::SessionLimits {
+                max_sessions: mo.max_sessions as usize,
+                idle: (mo.session_idle > 0).then(|| std::time::Duration::from_secs(mo.session_idle)),
+            };
+            result_sanitizer::mcp::http::run(proxy, addr, &upstream, limits)
+        }
         None => stdio::run(proxy, &upstream),
     }
 }

@@ -582,6 +582,48 @@ fn http_a_server_that_exits_at_once_gets_errors_and_keeps_no_slot() {
     }
 }
 
+/// A session no request uses for `--session-idle` ends: its id gets 404
+/// and its slot is free (a client gone without `DELETE` holds neither for
+/// good); an open GET stream keeps a session in use however long.
+#[test]
+fn http_an_idle_session_ends_and_an_open_stream_keeps_one() {
+    let l = Listener::start(proxied(&["--max-sessions", "1", "--session-idle", "2"], &odd_server(None)));
+    let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "curl", "version": "1" } } })
+    .to_string();
+    let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }).to_string();
+    let open = || {
+        let (head, _) = post_json_only(&l.url, &[], &init);
+        (head.lines().next().unwrap_or_default().to_string(), session_id(&head))
+    };
+    // Unused: it ends, and the one slot is free again.
+    let a = open().1.expect("a session");
+    let a_h = format!("MCP-Session-Id: {a}");
+    let (status, none) = open();
+    assert!(status.starts_with("HTTP/1.1 503") && none.is_none(), "the slot is taken: {status}");
+    let t = Instant::now();
+    let b = loop {
+        match open() {
+            (_, Some(b)) => break b,
+            (status, None) => assert!(t.elapsed() < Duration::from_secs(10), "the idle session stays: {status}"),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(t.elapsed() >= Duration::from_millis(1500), "ended before it was idle: {:?}", t.elapsed());
+    assert_eq!(http_status(&l.url, &[&a_h], &list), "404");
+    // Its GET stream open for twice the idle time: still in use.
+    let b_h = format!("MCP-Session-Id: {b}");
+    let mut get = Killed(
+        Command::new("curl")
+            .args(["-s", "-N", "-o", "/dev/null", "-m", "5", &l.url, "-H", "Accept: text/event-stream", "-H", &b_h])
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(Duration::from_secs(4));
+    assert_eq!(http_status(&l.url, &[&b_h], &list), "200", "a session with an open stream ended");
+    let _ = get.0.wait();
+}
+
 /// The recall tool never takes a server tool's name.
 #[test]
 fn the_recall_tool_is_renamed_when_the_server_has_its_name() {

@@ -11,6 +11,9 @@
 //! * `GET` opens the session's stream for server messages sent while no
 //!   POST stream is open (kept alive with comments).
 //! * `DELETE` ends the session and stops its server.
+//! * A session no request has used for `--session-idle` seconds (none in
+//!   progress, no stream open) ends as if deleted: a client that went
+//!   away without `DELETE` does not hold its slot and server for good.
 //! * `Origin`, when sent, must be a loopback host (DNS rebinding);
 //!   `MCP-Protocol-Version`, when sent, must be one this proxy speaks.
 //!
@@ -21,10 +24,10 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufReader, Read, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tiny_http::{Header, Method, Request, Response, Server};
@@ -40,6 +43,11 @@ pub const PROTOCOL_VERSIONS: [&str; 3] = ["2025-03-26", "2025-06-18", "2025-11-2
 /// Sessions open at once unless `--max-sessions` says otherwise: each
 /// runs a server process and keeps results for recall.
 pub const DEFAULT_MAX_SESSIONS: u32 = 32;
+/// Seconds a session may go unused before it ends, unless
+/// `--session-idle` says otherwise (0: never). A connected SDK client
+/// keeps its GET stream open, so this ends only sessions whose client is
+/// gone or silent.
+pub const DEFAULT_SESSION_IDLE_SECS: u64 = 1800;
 /// Server messages held for a GET stream that is not open.
 const BACKLOG: usize = 1000;
 /// A comment on idle streams this often (a closed client is noticed).
@@ -57,6 +65,12 @@ struct HttpSession {
     /// Held for the next GET stream when none is open.
     backlog: Mutex<VecDeque<Vec<u8>>>,
     alive: AtomicBool,
+    /// Requests in progress on the session (streams included); taken and
+    /// checked under the sessions lock, so that an idle session is never
+    /// ended while a request is starting on it.
+    in_use: AtomicUsize,
+    /// When the last request on the session ended (or it started).
+    last_use: Mutex<Instant>,
 }
 
 impl HttpSession {
@@ -100,6 +114,30 @@ impl HttpSession {
         self.alive.store(false, Ordering::SeqCst);
         self.server_in.lock().expect("stdin lock").take();
         (self.signal)(libc::SIGTERM);
+    }
+
+    /// Whether no request has used the session for `idle`.
+    fn idle_for(&self, idle: Duration) -> bool {
+        self.in_use.load(Ordering::SeqCst) == 0 && self.last_use.lock().expect("last-use lock").elapsed() >= idle
+    }
+}
+
+/// A request using a session, from when it was found (under the sessions
+/// lock) until it ends: the session is not idle meanwhile.
+struct InUse(Arc<HttpSession>);
+
+impl InUse {
+    /// Call with the sessions lock held.
+    fn take(s: &Arc<HttpSession>) -> Self {
+        s.in_use.fetch_add(1, Ordering::SeqCst);
+        Self(s.clone())
+    }
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        *self.0.last_use.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        self.0.in_use.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -149,10 +187,19 @@ struct State {
     spawner: Spawner,
 }
 
-/// Serves `/mcp` on `listen` until the process ends, with at most
-/// `max_sessions` sessions open at once (a new one past that is refused
-/// with 503 until one ends).
-pub fn run(proxy: Arc<Proxy>, listen: &str, upstream: &Upstream, max_sessions: usize) -> Result<i32> {
+/// How the HTTP transport bounds its sessions.
+#[derive(Clone, Copy, Debug)]
+pub struct SessionLimits {
+    /// Sessions open at once; a new one past that is refused with 503
+    /// until one ends.
+    pub max_sessions: usize,
+    /// A session unused this long ends; `None`: never.
+    pub idle: Option<Duration>,
+}
+
+/// Serves `/mcp` on `listen` until the process ends, its sessions bounded
+/// by `limits`.
+pub fn run(proxy: Arc<Proxy>, listen: &str, upstream: &Upstream, limits: SessionLimits) -> Result<i32> {
     let server = Server::http(listen)
         .map_err(|e| Error::Io(std::io::Error::other(format!("cannot listen on {listen}: {e}"))))?;
     eprintln!("result-sanitizer mcp: listening on http://{listen}/mcp");
@@ -160,14 +207,37 @@ pub fn run(proxy: Arc<Proxy>, listen: &str, upstream: &Upstream, max_sessions: u
         proxy,
         upstream: upstream.clone(),
         sessions: Sessions::default(),
-        max_sessions,
+        max_sessions: limits.max_sessions,
         spawner: Spawner::new(),
     });
+    if let Some(idle) = limits.idle {
+        let st = state.clone();
+        std::thread::spawn(move || end_idle_sessions(&st, idle));
+    }
     for req in server.incoming_requests() {
         let st = state.clone();
         std::thread::spawn(move || handle(&st, req));
     }
     Ok(0)
+}
+
+/// Ends, for good, each session unused for `idle`: checked a few times
+/// per `idle` (at most every 30 s), so one ends within a quarter of
+/// `idle` after it became due (or 30 s).
+fn end_idle_sessions(st: &State, idle: Duration) {
+    let tick = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+    loop {
+        std::thread::sleep(tick);
+        let due: Vec<Arc<HttpSession>> = {
+            let mut open = st.sessions.lock().expect("sessions lock");
+            let ids: Vec<String> =
+                open.by_id.iter().filter(|(_, s)| s.idle_for(idle)).map(|(k, _)| k.clone()).collect();
+            ids.iter().filter_map(|k| open.by_id.remove(k)).collect()
+        };
+        for s in due {
+            s.stop();
+        }
+    }
 }
 
 fn header<'r>(req: &'r Request, name: &'static str) -> Option<&'r str> {
@@ -214,10 +284,11 @@ fn handle(st: &State, req: Request) {
         }
     }
     let sid = header(&req, "MCP-Session-Id").map(str::to_string);
-    let session = sid.as_ref().and_then(|id| st.sessions.lock().expect("sessions lock").by_id.get(id).cloned());
-    if sid.is_some() && session.as_ref().is_none_or(|s| !s.alive.load(Ordering::SeqCst)) {
+    let used = sid.as_ref().and_then(|id| st.sessions.lock().expect("sessions lock").by_id.get(id).map(InUse::take));
+    if sid.is_some() && used.as_ref().is_none_or(|u| !u.0.alive.load(Ordering::SeqCst)) {
         return plain(req, 404, "not found: no such session");
     }
+    let session = used.as_ref().map(|u| u.0.clone());
     match req.method() {
         Method::Post => post(st, req, session),
         Method::Get => match session {
@@ -263,10 +334,11 @@ fn post(st: &State, mut req: Request, session: Option<Arc<HttpSession>>) {
         m => vec![m],
     };
     let is_init = msgs.iter().any(|m| m.get("method").and_then(Value::as_str) == Some("initialize"));
-    let (s, new_id) = match (session, is_init) {
-        (Some(s), _) => (s, None),
+    // A new session is in use until this request ends (`_in_use` drops).
+    let (s, new_id, _in_use) = match (session, is_init) {
+        (Some(s), _) => (s, None, None),
         (None, true) => match start_session(st) {
-            Ok(Some((id, s))) => (s, Some(id)),
+            Ok(Some((id, u))) => (u.0.clone(), Some(id), Some(u)),
             Ok(None) => {
                 let n = st.max_sessions;
                 let why = format!("result-sanitizer: {n} sessions are open (--max-sessions); end one (DELETE) first");
@@ -322,8 +394,9 @@ fn post(st: &State, mut req: Request, session: Option<Arc<HttpSession>>) {
     }
 }
 
-/// A new session and its server, or `None` when `max_sessions` are open.
-fn start_session(st: &State) -> Result<Option<(String, Arc<HttpSession>)>> {
+/// A new session and its server, in use by the request that started it,
+/// or `None` when `max_sessions` are open.
+fn start_session(st: &State) -> Result<Option<(String, InUse)>> {
     {
         let mut open = st.sessions.lock().expect("sessions lock");
         if open.by_id.len() + open.starting >= st.max_sessions {
@@ -343,8 +416,9 @@ fn start_session(st: &State) -> Result<Option<(String, Arc<HttpSession>)>> {
     if !s.alive.load(Ordering::SeqCst) {
         return Err(Error::Io(std::io::Error::other("the MCP server exited as it started")));
     }
-    open.by_id.insert(id.clone(), s.clone());
-    Ok(Some((id, s)))
+    let used = InUse::take(&s);
+    open.by_id.insert(id.clone(), s);
+    Ok(Some((id, used)))
 }
 
 /// A session slot taken while its server starts; dropped only when
@@ -375,6 +449,8 @@ fn new_session(st: &State) -> Result<(String, Arc<HttpSession>)> {
         streams: Mutex::default(),
         backlog: Mutex::default(),
         alive: AtomicBool::new(true),
+        in_use: AtomicUsize::new(0),
+        last_use: Mutex::new(Instant::now()),
     });
     let reader = s.clone();
     let sessions = st.sessions.clone();

@@ -691,6 +691,9 @@ fn killing_the_server_mid_call_gives_the_client_an_error_within_a_second() {
         let _ = std::fs::remove_file(&pidfile);
         let mut d = Driver::stdio(sdk, proxied(&[], &with_pidfile(&pidfile, &everything())));
         let pid = read_pid(&pidfile);
+        // Connected first: a server killed before it answered `initialize`
+        // fails the client's connect, not the call under test.
+        assert!(!d.tools().is_empty());
         d.send(
             json!({ "op": "call", "name": "trigger-long-running-operation", "args": { "duration": 30, "steps": 30 } }),
         );

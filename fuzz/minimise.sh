@@ -7,6 +7,8 @@
 # target/fuzz/corpus/TARGET and the current seeds reach together. Named
 # seeds and regress-* seeds stay as they are. Needs the fuzz binaries
 # (`make fuzz`, or `cargo fuzz build -s none -a --target-dir target/fuzz`).
+# An input slower than TIMEOUT seconds (default 20) is left out, so that
+# the smoke in `make test`, which runs every seed, stays short.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=target/fuzz/$(rustc -vV | sed -n 's/^host: //p')/release
@@ -16,7 +18,7 @@ for t in "$@"; do
     case $(basename "$f") in cov-* | run-*) ;; *) cp "$f" "$tmp/" ;; esac
   done
   mkdir -p target/fuzz/corpus/"$t"
-  "$bin/$t" -set_cover_merge=1 -use_counters=0 -rss_limit_mb=2048 -timeout=60 \
+  "$bin/$t" -set_cover_merge=1 -use_counters=0 -rss_limit_mb=2048 -timeout="${TIMEOUT:-20}" \
     "$tmp" target/fuzz/corpus/"$t" fuzz/corpus/"$t" 2>&1 | grep 'MERGE-OUTER: .* new files' || true
   rm -f fuzz/corpus/"$t"/cov-* fuzz/corpus/"$t"/run-*
   # libFuzzer names what it adds by its sha1; 40-hex names are ignored by

@@ -1,6 +1,7 @@
 //! JSON tool results (raw JSON text and MCP results with
-//! `structuredContent`) built from random values with planted secrets:
-//! within budget, no secret, and raw JSON stays valid JSON.
+//! `structuredContent`, some holding a twin of the text) built from random
+//! values with planted secrets: within budget, no secret, raw JSON stays
+//! valid JSON, and a twin shows the text as the text block does.
 #![no_main]
 
 use arbitrary::Unstructured;
@@ -57,7 +58,8 @@ fn nodes(v: &Value) -> usize {
 fuzz_target!(|data: &[u8]| {
     let mut u = Unstructured::new(data);
     let Ok(v) = value(&mut u, 6, &mut 5000) else { return };
-    let mcp = u.arbitrary::<bool>().unwrap_or(false);
+    let mode = u.int_in_range(0..=2u8).unwrap_or(0);
+    let (mcp, twin) = (mode > 0, mode == 2);
     let max_tokens = u.int_in_range(64u32..=4000).unwrap_or(500);
     let format = [OutputFormat::Mcp, OutputFormat::Openai, OutputFormat::Anthropic][u.choose_index(3).unwrap_or(0)];
     let mut o = default_options();
@@ -67,7 +69,10 @@ fuzz_target!(|data: &[u8]| {
     let input = if mcp {
         o.input = InputKind::Mcp;
         let text = serde_json::to_string_pretty(&v).unwrap();
-        serde_json::to_vec(&json!({"content": [{"type": "text", "text": text}], "structuredContent": v})).unwrap()
+        // A twin: the text again, as a string of the structured content.
+        let structured = if twin { json!({"content": text, "value": v}) } else { v };
+        serde_json::to_vec(&json!({"content": [{"type": "text", "text": text}], "structuredContent": structured}))
+            .unwrap()
     } else {
         o.content_type = Some("application/json".into());
         o.max_bytes = Some(64 << 20);
@@ -87,7 +92,14 @@ fuzz_target!(|data: &[u8]| {
             if let Some(sc) = m.get("structuredContent") {
                 let s = sc.to_string();
                 assert!(SECRETS.iter().all(|x| !standalone(&s, x)));
+                if let (true, Some(c)) = (twin, sc.get("content")) {
+                    assert_eq!(c, &m["content"][0]["text"], "a twin shows the text as shown");
+                }
             }
+            // The twin's placeholder never shows, unless the input had it.
+            let placeholder = "\\u0000twin\\u0000";
+            let had = String::from_utf8_lossy(&input).contains(placeholder);
+            assert!(had || !out.message.contains(placeholder), "a twin's placeholder was left");
         }
     }
 });

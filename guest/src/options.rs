@@ -131,8 +131,7 @@ pub fn resolve(opts: &Options, rules: &RuleSet) -> Result<Budget, SanitizeError>
     let ct = opts.content_type.as_deref().unwrap_or_default().to_ascii_lowercase();
     let json = ct.starts_with("application/json") || ct.split(';').next().is_some_and(|t| t.ends_with("+json"));
     let head_tail = opts.input == InputKind::Raw && !html && !json;
-    let head_bytes = if head_tail { max_bytes / 4 * 3 } else { 0 };
-    let tail_bytes = if head_tail { max_bytes - head_bytes } else { 0 };
+    let (head_bytes, tail_bytes) = if head_tail { head_tail_bytes(max_bytes) } else { (0, 0) };
     if opts.gap.is_some() && (!head_tail || opts.slice.is_some()) {
         return bad(
             "a gap (head + tail input) is for raw output, not a declared HTML or JSON document, without a slice".into(),
@@ -149,6 +148,13 @@ pub fn resolve(opts: &Options, rules: &RuleSet) -> Result<Budget, SanitizeError>
         head_bytes,
         tail_bytes,
     })
+}
+
+/// How a byte cap splits between the head and the tail of an output read
+/// as both: three quarters before the middle, one after.
+pub(crate) fn head_tail_bytes(max_bytes: u64) -> (u64, u64) {
+    let head = max_bytes / 4 * 3;
+    (head, max_bytes - head)
 }
 
 #[cfg(test)]

@@ -12,17 +12,18 @@
 //! original input: each replacing stage keeps an offset map back to its
 //! input (see [`crate::support::located`]).
 
-use crate::api::{ContentClass, InputKind, Options, SanitizeError, Sanitized, Stage};
+use crate::api::{ContentClass, Gap, InputKind, Options, SanitizeError, Sanitized, Stage};
 use crate::markup::compose::Compose;
 use crate::markup::marker::Recall;
 use crate::markup::{frame, notice};
 use crate::options;
 use crate::pack::CompiledPack;
 use crate::record::RecordBuilder;
+use crate::stages::byte_cap::{self, Drained};
 use crate::stages::redact::{self, Pass, Redacted};
 use crate::stages::structure::{self, Fit};
 use crate::stages::wrap::{self, Extra, Renderer};
-use crate::stages::{byte_cap, decode, html, mcp, triage};
+use crate::stages::{decode, html, mcp, triage};
 use crate::strategies::error_lines;
 use crate::support::located::{Hole, Located};
 use crate::support::tokenizer::Tokenizer;
@@ -37,6 +38,13 @@ struct Body {
     text: Vec<u8>,
     extras: Vec<Extra>,
     structured: Option<serde_json::Value>,
+    /// Twins of the text in `structured` (see [`mcp`]).
+    twins: u32,
+    /// Whether the text ends a line (its twins keep that).
+    ends_line: bool,
+    /// An MCP text read as head + tail: its drained middle (in `text`'s
+    /// coordinates) and what draining found.
+    drained: Option<(Drained, Gap)>,
     notes: Vec<String>,
     /// Size of the whole output, when known.
     total: Option<u64>,
@@ -63,14 +71,7 @@ pub(crate) fn sanitize_visible(
 
     // Head + tail around a drained middle: joined on whole lines (the
     // options checked it is raw, non-HTML output).
-    let joined = opts.gap.as_ref().map(|g| byte_cap::join(input, g));
-    if let Some((_, d)) = &joined {
-        // The partial lines at the join were neither drained nor are they
-        // shown: their secrets count with the rest.
-        for (s, e) in d.fragments {
-            pass.redact_text(&String::from_utf8_lossy(&input[s..e]), &mut record.counts);
-        }
-    }
+    let joined = opts.gap.as_ref().map(|g| join(input, g, &pass, &mut record));
     let (input, drained) = match &joined {
         Some((bytes, d)) => (bytes.as_slice(), Some(*d)),
         None => (input, None),
@@ -97,6 +98,9 @@ pub(crate) fn sanitize_visible(
                     text,
                     extras: Vec::new(),
                     structured: None,
+                    twins: 0,
+                    ends_line: false,
+                    drained: None,
                     notes: note.into_iter().collect(),
                     total: None,
                     is_error: false,
@@ -108,6 +112,9 @@ pub(crate) fn sanitize_visible(
                     text,
                     extras: Vec::new(),
                     structured: None,
+                    twins: 0,
+                    ends_line: false,
+                    drained: None,
                     notes: Vec::new(),
                     total: opts.total_bytes,
                     is_error: false,
@@ -120,11 +127,28 @@ pub(crate) fn sanitize_visible(
             record.class(ContentClass::Mcp);
             record.mcp(parsed.user_only, parsed.media_tokens);
             let total = Some(parsed.text.len() as u64);
-            let text = parsed.text.into_bytes();
+            let ends_line = parsed.text.ends_with('\n');
+            // A text over the cap is read as head + tail, as a long raw
+            // output is: its end is where a log puts its verdict. Not a
+            // recall's slice, nor a JSON document (head and tail would not
+            // be one).
+            let long = parsed.text.len() as u64 > budget.max_bytes
+                && opts.slice.is_none()
+                && !parsed.text.trim_start().starts_with(['{', '[']);
+            let (text, drained) = if long {
+                let (bytes, gap) = byte_cap::head_tail(&parsed.text, budget.max_bytes, pack)?;
+                let (joined, d) = join(&bytes, &gap, &pass, &mut record);
+                (joined, Some((d, gap)))
+            } else {
+                (parsed.text.into_bytes(), None)
+            };
             Body {
                 text,
                 extras: parsed.extras,
                 structured: parsed.structured,
+                twins: parsed.twins,
+                ends_line,
+                drained,
                 notes: parsed.notes,
                 total,
                 is_error: parsed.is_error,
@@ -158,6 +182,10 @@ pub(crate) fn sanitize_visible(
     notes.extend(body.notes);
 
     // Byte cap, decode, redact.
+    let (drained, gap) = match &body.drained {
+        Some((d, g)) => (Some(*d), Some(g)),
+        None => (drained, opts.gap.as_ref()),
+    };
     let capped = byte_cap::run(&body.text, opts.slice.as_ref(), body.total, budget.max_bytes, drained);
     record.stage(Stage::ByteCap, capped.input_len, capped.read.len());
     let decoded = decode::run(capped.read);
@@ -176,7 +204,7 @@ pub(crate) fn sanitize_visible(
     });
     let located = Located { text, rmap, dmap: decoded.map, lines: decoded.lines, base: capped.base, hole };
     // The drained middle's lines and replacements are the output's too.
-    let gap = opts.gap.as_ref().filter(|_| hole.is_some());
+    let gap = gap.filter(|_| hole.is_some());
     if let Some(g) = gap {
         record.add_counts(g.redactions.iter().map(|c| (c.rule_id.clone(), c.count)).collect());
     }
@@ -243,9 +271,29 @@ pub(crate) fn sanitize_visible(
         record.omitted(unread);
     }
     let record = record.finish(&out.text, out.tokens);
+    // The text's twins in the structured content: the text as shown,
+    // without the frame the text block carries.
+    let structured = structured.map(|mut s| {
+        if body.twins > 0 {
+            let shown = frame::unframe(opts, error_line.as_deref(), &out.text, body.ends_line).unwrap_or(&out.text);
+            mcp::fill_twins(&mut s, shown);
+        }
+        s
+    });
     let is_error = body.is_error || opts.tool_error.is_some();
     let message = wrap::message(opts, &out.text, &body.extras, structured.as_ref(), is_error, &record);
     Ok((Sanitized { message, record, is_error }, out.text))
+}
+
+/// `input`, a head and tail around `g`, joined on whole lines. The partial
+/// lines at the join were neither drained nor are they shown: their
+/// secrets count with the rest.
+fn join(input: &[u8], g: &Gap, pass: &Pass, record: &mut RecordBuilder) -> (Vec<u8>, Drained) {
+    let (bytes, d) = byte_cap::join(input, g);
+    for (s, e) in d.fragments {
+        pass.redact_text(&String::from_utf8_lossy(&input[s..e]), &mut record.counts);
+    }
+    (bytes, d)
 }
 
 /// `opts` with the caller text that markers and the boundary show (tool

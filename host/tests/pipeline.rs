@@ -250,6 +250,69 @@ fn mcp_input_blocks_are_triaged_and_output_is_schema_valid() {
     assert!(!e.to_string().contains(GH));
 }
 
+/// The inner text of an untrusted-framed text block.
+fn unframed(text: &str) -> &str {
+    let body = text.split_once("\n---\n").expect("the boundary intro").1;
+    body.strip_suffix("---\n[/tool_result]").expect("the boundary close")
+}
+
+#[test]
+fn a_structured_twin_of_the_text_is_sanitized_once_and_shows_the_text() {
+    // read_text_file's shape: the file as the text and as a string of the
+    // structured content.
+    let file = lines(3000, |i| if i == 1500 { format!("token {GH}") } else { format!("line {i} of the service log") });
+    let result = |file: &str| {
+        serde_json::json!({
+            "content": [{"type": "text", "text": file}],
+            "structuredContent": {"content": file, "lines": 3000},
+        })
+        .to_string()
+    };
+    let mut o = opts("read_text_file");
+    o.input = InputKind::Mcp;
+    o.untrusted = true;
+    o.max_tokens = Some(2000);
+    let out = sanitizer().sanitize(result(&file).as_bytes(), &o).unwrap();
+    let v = json(&out);
+    assert_mcp_valid(&v);
+    let text = v["content"][0]["text"].as_str().unwrap();
+    let s = &v["structuredContent"];
+    // The twin is the text as shown, cut and redacted alike, unframed.
+    assert!(text.contains("[truncated: omitted bytes"), "the text was cut");
+    assert_eq!(s["content"].as_str(), Some(unframed(text)));
+    assert!(!out.message.contains(GH));
+    assert_eq!(s["lines"], 3000);
+    // The twin is neither counted against the budget nor redacted again:
+    // the text has nearly all of it.
+    let tokens = out.record.output_tokens.expect("counted");
+    assert!(tokens > 1900 && tokens <= 2000, "{tokens}");
+    let gh = out.record.redactions.iter().find(|r| r.rule_id == "github-token").map(|r| r.count);
+    assert_eq!(gh, Some(1), "the secret is counted once, in the text");
+
+    // A string that only holds the text is no twin: redacted and thinned
+    // as structured content, within its half of the budget.
+    let mut v: serde_json::Value = serde_json::from_str(&result(&file)).unwrap();
+    v["structuredContent"]["content"] = format!("{file}.").into();
+    let out = sanitizer().sanitize(v.to_string().as_bytes(), &o).unwrap();
+    let v = json(&out);
+    let copy = v["structuredContent"]["content"].as_str().unwrap();
+    assert!(copy.len() < 10_000 && copy.contains("[truncated:") && !copy.contains(GH));
+    let tokens = out.record.output_tokens.expect("counted");
+    assert!(tokens <= 2000 - 500, "the copy took its share: {tokens}");
+    let gh = out.record.redactions.iter().find(|r| r.rule_id == "github-token").map(|r| r.count);
+    assert_eq!(gh, Some(2), "the copy's secret is counted too");
+
+    // Uncut and unframed: the twin is the redacted text itself.
+    let small = format!("deploy ok\ntoken {GH}\n");
+    let mut o = opts("read_text_file");
+    o.input = InputKind::Mcp;
+    let out = sanitizer().sanitize(result(&small).as_bytes(), &o).unwrap();
+    let v = json(&out);
+    assert_eq!(v["content"][0]["text"], "deploy ok\ntoken [REDACTED:github-token]\n");
+    assert_eq!(v["structuredContent"]["content"], v["content"][0]["text"]);
+    assert_eq!(out.record.truncated, false);
+}
+
 #[test]
 fn multibyte_characters_on_every_cut() {
     // One long line of 4-byte characters: the byte cap, the char cut and

@@ -41,9 +41,7 @@ pub fn frame(opts: &Options, error_line: Option<&str>, inner: &str) -> String {
         }
     }
     if opts.untrusted {
-        let name = header_value(&opts.tool, "tool");
-        let ct = header_value(opts.content_type.as_deref().unwrap_or("text/plain"), "text/plain");
-        out.push_str(&format!("{BOUNDARY_OPEN} name={name} untrusted=true content_type={ct}]{BOUNDARY_INTRO}"));
+        out.push_str(&opening(opts));
         out.push_str(inner);
         if !inner.ends_with('\n') {
             out.push('\n');
@@ -57,9 +55,65 @@ pub fn frame(opts: &Options, error_line: Option<&str>, inner: &str) -> String {
     out
 }
 
+/// The boundary's opening tag and intro.
+fn opening(opts: &Options) -> String {
+    let name = header_value(&opts.tool, "tool");
+    let ct = header_value(opts.content_type.as_deref().unwrap_or("text/plain"), "text/plain");
+    format!("{BOUNDARY_OPEN} name={name} untrusted=true content_type={ct}]{BOUNDARY_INTRO}")
+}
+
+/// The inner text of `framed`, a [`frame`] of the same `opts` and
+/// `error_line` (after the final redaction pass); `None` when that pass
+/// changed the frame itself. `ends_line`: whether the inner text ended
+/// with a newline (the frame adds one when it did not).
+pub fn unframe<'t>(opts: &Options, error_line: Option<&str>, framed: &'t str, ends_line: bool) -> Option<&'t str> {
+    let mut rest = framed;
+    if let Some(e) = error_line {
+        rest = rest.strip_prefix(e)?;
+        rest = rest.strip_prefix('\n').unwrap_or(rest);
+    }
+    if !opts.untrusted {
+        return Some(rest);
+    }
+    rest = rest.strip_prefix(opening(opts).as_str())?;
+    rest = rest.strip_suffix(']')?.strip_suffix(BOUNDARY_CLOSE)?.strip_suffix(BOUNDARY_OUTRO)?;
+    Some(if ends_line { rest } else { rest.strip_suffix('\n').unwrap_or(rest) })
+}
+
 /// The `[code] message` line of a tool execution error.
 pub fn error_line(code: &str, message: &str) -> String {
     let code = header_value(code, "error");
     let message = message.replace(['\r', '\n'], " ");
     format!("[{code}] {message}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::default_options;
+
+    #[test]
+    fn unframe_gives_back_what_frame_wrapped() {
+        for untrusted in [true, false] {
+            let mut o = default_options();
+            o.untrusted = untrusted;
+            o.tool = "read_text_file".into();
+            for error in [None, Some("[E1] failed")] {
+                for inner in ["", "one line", "two\nlines\n", "---\n[/tool_result]\n"] {
+                    let f = frame(&o, error, inner);
+                    assert_eq!(unframe(&o, error, &f, inner.ends_with('\n')), Some(inner), "{f:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn unframe_refuses_another_frame() {
+        let mut o = default_options();
+        o.untrusted = true;
+        let f = frame(&o, None, "body");
+        o.tool = "other".into();
+        assert_eq!(unframe(&o, None, &f, false), None);
+        assert_eq!(unframe(&o, Some("[E] x"), &f, false), None);
+    }
 }

@@ -4,9 +4,11 @@
 //! tokenizer). Hosts cap while reading and stop reading at the cap; the
 //! pipeline caps again so that a host that did not still gets a bound.
 
-use crate::api::{Budget, Gap, Slice, SliceUnit, Span};
+use crate::api::{Budget, Gap, SanitizeError, Slice, SliceUnit, Span};
 use crate::markup::marker::{self, Recall, Totals};
+use crate::pack::CompiledPack;
 use crate::support::located::Base;
+use crate::support::text::{ceil_boundary, floor_boundary};
 
 /// A drained middle, in the input's coordinates: the input is the head
 /// (`input[..at]`) followed by the tail.
@@ -66,6 +68,23 @@ pub(crate) fn join(input: &[u8], gap: &Gap) -> (Vec<u8>, Drained) {
         fragments: [(h, at), (at, at + t)],
     };
     (joined, d)
+}
+
+/// An MCP result's `text`, over the cap, as a host reads a long raw
+/// output: head and tail (within `max_bytes`, on character boundaries)
+/// around the middle, drained by [`crate::entry::drain::step`] (its
+/// bytes, lines, error lines and secrets counted, nothing kept). For
+/// [`join`].
+pub(crate) fn head_tail(text: &str, max_bytes: u64, pack: &CompiledPack) -> Result<(Vec<u8>, Gap), SanitizeError> {
+    let (head, tail) = crate::options::head_tail_bytes(max_bytes);
+    let h = floor_boundary(text, head.min(text.len() as u64) as usize);
+    let t = ceil_boundary(text, text.len().saturating_sub(tail as usize).max(h));
+    let middle = &text.as_bytes()[h..t];
+    let gap = crate::entry::drain::step(&crate::entry::drain::empty_gap(h as u64), middle, true, pack)?.gap;
+    let mut bytes = Vec::with_capacity(h + text.len() - t);
+    bytes.extend_from_slice(&text.as_bytes()[..h]);
+    bytes.extend_from_slice(&text.as_bytes()[t..]);
+    Ok((bytes, gap))
 }
 
 /// What the cap let through.

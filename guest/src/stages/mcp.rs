@@ -13,6 +13,16 @@
 //! * `resource_link` passes through with its strings redacted;
 //! * `structuredContent` passes through with every string redacted (the
 //!   pipeline then checks its share of the token budget).
+//!
+//! A `structuredContent` string that equals the joined text is its twin:
+//! the same content in the other form (read_text_file of the filesystem
+//! server returns the file as its text and as `{"content": <file>}`; the
+//! spec asks tools with structured output to repeat it as text). A client
+//! shows the model one or the other, so the twin is neither redacted nor
+//! counted again: it stands as a placeholder ([`TWIN`]) until the text is
+//! done, then [`fill_twins`] puts the text in, with the same redactions,
+//! cuts and markers (the boundary frame is left to the text block). Cost: one comparison
+//! per string, by length first ([`same_bytes`]).
 
 use std::collections::BTreeMap;
 
@@ -22,6 +32,7 @@ use crate::api::{Budget, SanitizeError};
 use crate::markup::notice;
 use crate::stages::redact::Pass;
 use crate::stages::wrap::Extra;
+use crate::support::text::same_bytes;
 
 /// A parsed and triaged MCP result.
 pub struct Parsed {
@@ -39,7 +50,13 @@ pub struct Parsed {
     pub user_only: u32,
     /// Estimated tokens of the media passed through.
     pub media_tokens: u32,
+    /// Twins of the text in `structured`, standing as [`TWIN`].
+    pub twins: u32,
 }
+
+/// What a twin of the text stands as until [`fill_twins`]: a short string
+/// (thinning never shortens it) that is checked not to occur in the input.
+pub const TWIN: &str = "\u{0}twin\u{0}";
 
 fn bad(m: &str) -> SanitizeError {
     SanitizeError::InvalidInput(m.into())
@@ -140,9 +157,47 @@ pub fn parse(
             }
         }
     }
+    let mut twins = 0;
     let structured = obj.get("structuredContent").cloned().map(|mut s| {
-        pass.redact_json(&mut s, counts);
+        if !text.is_empty() && !any_string(&s, &|x| x == TWIN) {
+            twins = mark_twins(&mut s, &text);
+        }
+        pass.redact_json_keeping(&mut s, TWIN, counts);
         s
     });
-    Ok(Parsed { text, extras, structured, is_error, notes, user_only, media_tokens })
+    Ok(Parsed { text, extras, structured, is_error, notes, user_only, media_tokens, twins })
+}
+
+/// Whether a string of `v` (keys too) satisfies `f`.
+fn any_string(v: &Value, f: &impl Fn(&str) -> bool) -> bool {
+    match v {
+        Value::String(s) => f(s),
+        Value::Array(a) => a.iter().any(|x| any_string(x, f)),
+        Value::Object(o) => o.iter().any(|(k, x)| f(k) || any_string(x, f)),
+        _ => false,
+    }
+}
+
+/// Replaces each string of `v` equal to `text` by [`TWIN`]; how many.
+fn mark_twins(v: &mut Value, text: &str) -> u32 {
+    match v {
+        Value::String(s) if same_bytes(s.as_bytes(), text.as_bytes()) => {
+            *s = TWIN.into();
+            1
+        }
+        Value::Array(a) => a.iter_mut().map(|x| mark_twins(x, text)).sum(),
+        Value::Object(o) => o.values_mut().map(|x| mark_twins(x, text)).sum(),
+        _ => 0,
+    }
+}
+
+/// Puts `shown` (the text as the model is shown it, unframed) in place of
+/// each [`TWIN`] that thinning kept.
+pub fn fill_twins(v: &mut Value, shown: &str) {
+    match v {
+        Value::String(s) if s == TWIN => *s = shown.into(),
+        Value::Array(a) => a.iter_mut().for_each(|x| fill_twins(x, shown)),
+        Value::Object(o) => o.values_mut().for_each(|x| fill_twins(x, shown)),
+        _ => {}
+    }
 }

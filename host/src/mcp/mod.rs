@@ -53,6 +53,7 @@
 pub mod config;
 pub mod http;
 mod lines;
+mod peek;
 pub mod session;
 pub mod stdio;
 pub mod upstream;

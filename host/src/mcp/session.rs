@@ -14,6 +14,7 @@ use std::borrow::Cow;
 
 use serde_json::{json, Value};
 
+use super::peek::Request;
 use super::Proxy;
 use crate::api::{InputKind, Options, OutputFormat, OutputSource, Slice, SliceUnit};
 
@@ -104,6 +105,11 @@ impl Session {
     /// Takes note of a message from the client: requests are remembered
     /// until answered; a call of the recall tool is answered here.
     pub fn from_client(&self, line: &[u8]) -> FromClient {
+        // One message is read for what is noted of it only (its arguments
+        // can be megabytes); a batch, or what that read refuses, whole.
+        if let Some(r) = Request::read(line) {
+            return self.request(&r, line);
+        }
         let Ok(v) = serde_json::from_slice::<Value>(line) else {
             // Not JSON: the server answers it with a parse error.
             return FromClient::Forward;
@@ -113,38 +119,38 @@ impl Session {
                 // Batches (2025-03-26) are noted element by element; the
                 // recall tool is not served inside one.
                 for m in batch {
-                    self.note_request(m);
+                    self.note_request(&Request::from_value(m));
                 }
                 FromClient::Forward
             }
-            m => match self.recall_call(m) {
-                Some(reply) => FromClient::Reply(reply),
-                None => {
-                    self.note_request(m);
-                    FromClient::Forward
-                }
-            },
+            m => self.request(&Request::from_value(m), line),
         }
     }
 
-    fn note_request(&self, m: &Value) {
-        let (Some(method), Some(id)) = (m.get("method").and_then(Value::as_str), m.get("id")) else { return };
-        let params = m.get("params");
+    /// One request of the client (`line`): answered here or noted.
+    fn request(&self, r: &Request, line: &[u8]) -> FromClient {
+        match self.recall_call(r, line) {
+            Some(reply) => FromClient::Reply(reply),
+            None => {
+                self.note_request(r);
+                FromClient::Forward
+            }
+        }
+    }
+
+    fn note_request(&self, r: &Request) {
+        let (Some(method), Some(id)) = (r.method.as_deref(), &r.id) else { return };
         let kind = match method {
             "tools/call" => {
-                let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str).unwrap_or_default();
-                Kind::ToolCall {
-                    tool: tool.into(),
-                    code: code_type(tool, params.and_then(|p| p.get("arguments"))),
-                    task: params.is_some_and(|p| p.get("task").is_some()),
-                }
+                let tool = r.name.clone().unwrap_or_default();
+                Kind::ToolCall { code: code_type(&tool, &r.paths), tool, task: r.task }
             }
             "tasks/result" => {
-                let task = params.and_then(|p| p.get("taskId")).and_then(Value::as_str).unwrap_or_default();
+                let task = r.task_id.as_deref().unwrap_or_default();
                 let (tool, code) = self.tasks.lock().expect("tasks lock").get(task).cloned().unwrap_or_default();
                 Kind::ToolCall { tool, code, task: false }
             }
-            "tools/list" => Kind::ToolsList { first: params.and_then(|p| p.get("cursor")).is_none() },
+            "tools/list" => Kind::ToolsList { first: !r.cursor },
             "resources/read" => Kind::Resource,
             _ => Kind::Other,
         };
@@ -154,22 +160,21 @@ impl Session {
         self.pending.lock().expect("pending lock").insert(id.to_string(), (id.clone(), kind));
     }
 
-    /// The answer to a `tools/call` of the recall tool, if `m` is one.
-    fn recall_call(&self, m: &Value) -> Option<Vec<u8>> {
+    /// The answer to a `tools/call` of the recall tool, if `r` is one.
+    fn recall_call(&self, r: &Request, line: &[u8]) -> Option<Vec<u8>> {
         let name = self.recall_tool()?;
-        if m.get("method").and_then(Value::as_str) != Some("tools/call") {
+        if r.method.as_deref() != Some("tools/call") || r.name.as_deref() != Some(name.as_str()) {
             return None;
         }
-        let id = m.get("id")?;
-        let params = m.get("params")?;
-        if params.get("name").and_then(Value::as_str) != Some(name.as_str()) {
-            return None;
-        }
-        let result = self.recall(params.get("arguments"));
-        Some(line(&json!({ "jsonrpc": "2.0", "id": id, "result": result })))
+        let id = r.id.as_ref()?;
+        // Its arguments are read whole: they are a few numbers.
+        let m: Value = serde_json::from_slice(line).ok()?;
+        let result = self.recall(m.pointer("/params/arguments"));
+        Some(result_line(&"2.0".into(), id, &result))
     }
 
-    fn recall(&self, args: Option<&Value>) -> Value {
+    /// The recall tool's result, as JSON text.
+    fn recall(&self, args: Option<&Value>) -> String {
         let arg = |k: &str| args.and_then(|a| a.get(k));
         let call_id = arg("call_id").and_then(Value::as_str);
         let offset = arg("offset").and_then(Value::as_u64);
@@ -184,7 +189,8 @@ impl Session {
             return tool_error(&format!(
                 "[result-sanitizer] {name} needs call_id (a string), offset and limit (integers \
                  from 0) and, optionally, unit (\"bytes\" or \"lines\"), as a marker of a cut result names them",
-            ));
+            ))
+            .to_string();
         };
         let (tool, code, input) =
             self.kept.lock().expect("kept lock").get(call_id).cloned().unwrap_or((String::new(), None, InputKind::Mcp));
@@ -193,8 +199,8 @@ impl Session {
         o.content_type = code;
         let p = &self.proxy;
         match p.sanitizer.recall(&p.pack, &p.store, &self.tenant, call_id, Slice { offset, limit, unit }, &o) {
-            Ok(out) => message_value(&out.message),
-            Err(e) => tool_error(&format!("[result-sanitizer] cannot read call_id={call_id}: {e}")),
+            Ok(out) => out.message,
+            Err(e) => tool_error(&format!("[result-sanitizer] cannot read call_id={call_id}: {e}")).to_string(),
         }
     }
 
@@ -217,42 +223,44 @@ impl Session {
                 }
             },
         };
-        let (out, changed) = match v {
+        let out = match v {
             Value::Array(batch) => {
-                let mut changed = false;
-                let out: Vec<Value> = batch
-                    .into_iter()
-                    .map(|m| match self.response(&m) {
-                        Some(n) => {
-                            changed = true;
-                            n
-                        }
-                        None => m,
-                    })
-                    .collect();
-                (Value::Array(out), changed)
+                let answers: Vec<Option<Vec<u8>>> = batch.iter().map(|m| self.response(m)).collect();
+                if !repaired && answers.iter().all(Option::is_none) {
+                    return Some(Cow::Borrowed(line_in));
+                }
+                let mut out = vec![b'['];
+                for (i, (m, a)) in batch.iter().zip(answers).enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    out.extend(a.unwrap_or_else(|| line(m)));
+                }
+                out.push(b']');
+                out
             }
             m => match self.response(&m) {
-                Some(n) => (n, true),
-                None => (m, false),
+                Some(l) => l,
+                None if repaired => line(&m),
+                None => return Some(Cow::Borrowed(line_in)),
             },
         };
-        Some(if changed || repaired { Cow::Owned(line(&out)) } else { Cow::Borrowed(line_in) })
+        Some(Cow::Owned(out))
     }
 
-    /// A response, sanitized as what it answers; `None`: unchanged.
-    fn response(&self, m: &Value) -> Option<Value> {
+    /// A response, sanitized as what it answers, written out; `None`:
+    /// unchanged.
+    fn response(&self, m: &Value) -> Option<Vec<u8>> {
         if m.get("method").is_some() {
             return None;
         }
         let id = m.get("id")?;
         let kind = self.pending.lock().expect("pending lock").remove(&id.to_string()).map(|(_, k)| k);
+        let jsonrpc = m.get("jsonrpc").cloned().unwrap_or_else(|| "2.0".into());
         if let Some(error) = m.get("error") {
             // A server's error can quote what it was working on.
             let error = self.redact_json(error);
-            return Some(
-                json!({ "jsonrpc": m.get("jsonrpc").cloned().unwrap_or_else(|| "2.0".into()), "id": id, "error": error }),
-            );
+            return Some(line(&json!({ "jsonrpc": jsonrpc, "id": id, "error": error })));
         }
         let result = m.get("result")?;
         let kind = match kind {
@@ -277,22 +285,22 @@ impl Session {
                 // it is not one the pipeline reads.
                 self.sanitize_tool(&tool, code, result)
             }
-            Kind::ToolsList { first } => self.tools_list(result, first)?,
+            Kind::ToolsList { first } => self.tools_list(result, first)?.to_string(),
             Kind::Resource => match self.sanitize_resource(result) {
-                Ok(r) => r,
+                Ok(r) => r.to_string(),
                 Err(e) => {
-                    return Some(error_response(
+                    return Some(line(&error_response(
                         id,
                         INTERNAL_ERROR,
                         &format!("result-sanitizer: the resource was withheld: {e}"),
-                    ))
+                    )))
                 }
             },
             Kind::Other => return None,
         };
         // A new response rather than a copy of the old: the old result
         // can be megabytes.
-        Some(json!({ "jsonrpc": m.get("jsonrpc").cloned().unwrap_or_else(|| "2.0".into()), "id": id, "result": new }))
+        Some(result_line(&jsonrpc, id, &new))
     }
 
     fn options(&self, tool: &str, input: InputKind) -> Options {
@@ -324,12 +332,15 @@ impl Session {
         }
     }
 
-    /// A `CallToolResult`, sanitized; on failure an `isError` result
-    /// saying why, never the result.
-    fn sanitize_tool(&self, tool: &str, code: Option<String>, result: &Value) -> Value {
+    /// A `CallToolResult`, sanitized, as JSON text; on failure an
+    /// `isError` result saying why, never the result.
+    fn sanitize_tool(&self, tool: &str, code: Option<String>, result: &Value) -> String {
         match self.sanitize_call_result(tool, code, result) {
-            Ok(out) => message_value(&out.message),
-            Err(e) => tool_error(&format!("[result-sanitizer] the result of tool `{tool}` was withheld: {e}")),
+            // Validated JSON (the host parsed it): passed on as it is.
+            Ok(out) => out.message,
+            Err(e) => {
+                tool_error(&format!("[result-sanitizer] the result of tool `{tool}` was withheld: {e}")).to_string()
+            }
         }
     }
 
@@ -499,21 +510,17 @@ impl Session {
     }
 }
 
-/// The content type of the source file a tool's arguments name (`path`,
-/// `file`, `file_path`, `filename`, `uri`), if they name one and the tool
+/// The content type of the source file a tool's arguments name (`paths`:
+/// the string arguments of [`super::peek::PATH_ARGS`]), if they name one and the tool
 /// reads files (its name says `read`, `view`, `open` or `get_file`). The
 /// arguments come from the model: any other tool (`run(command="cat .env",
 /// file="a.py")`) must not switch redaction to code mode by naming a file.
-fn code_type(tool: &str, args: Option<&Value>) -> Option<String> {
+fn code_type(tool: &str, paths: &[Option<String>; 6]) -> Option<String> {
     let t = tool.to_ascii_lowercase();
     if !["read", "view", "open", "get_file"].iter().any(|w| t.contains(w)) {
         return None;
     }
-    ["path", "file", "file_path", "filePath", "filename", "uri"]
-        .iter()
-        .filter_map(|k| args?.get(*k)?.as_str())
-        .find_map(result_sanitizer_pipeline::content_type_for_path)
-        .map(str::to_string)
+    paths.iter().flatten().find_map(|p| result_sanitizer_pipeline::content_type_for_path(p)).map(str::to_string)
 }
 
 /// The definition of the recall tool added to `tools/list`.
@@ -644,6 +651,19 @@ fn text_blocks(result: &Value) -> Vec<u8> {
 
 fn line(v: &Value) -> Vec<u8> {
     serde_json::to_vec(v).expect("a JSON value serializes")
+}
+
+/// A response's line with `result`, JSON text, written in as it is (a
+/// pipeline message is megabytes at most, validated JSON already: parsing
+/// it again to write it out would only copy it twice).
+fn result_line(jsonrpc: &Value, id: &Value, result: &str) -> Vec<u8> {
+    let head = line(&json!({ "jsonrpc": jsonrpc, "id": id }));
+    let mut out = Vec::with_capacity(head.len() + result.len() + 12);
+    out.extend_from_slice(&head[..head.len() - 1]);
+    out.extend_from_slice(b",\"result\":");
+    out.extend_from_slice(result.as_bytes());
+    out.push(b'}');
+    out
 }
 
 /// The pipeline's message (validated JSON) as a value.

@@ -136,13 +136,20 @@ impl<'p> Pass<'p> {
     /// Redacts every string of a JSON value, keys included (MCP
     /// structured content and resource links).
     pub(crate) fn redact_json(&self, v: &mut Value, counts: &mut Counts) {
+        self.redact_json_keeping(v, "", counts)
+    }
+
+    /// [`Self::redact_json`], leaving string values equal to `keep` alone
+    /// (a placeholder of the pipeline's own; `""` has nothing to redact).
+    pub(crate) fn redact_json_keeping(&self, v: &mut Value, keep: &str, counts: &mut Counts) {
         match v {
+            Value::String(s) if s == keep => {}
             Value::String(s) => *s = self.redact_text(s, counts),
-            Value::Array(a) => a.iter_mut().for_each(|x| self.redact_json(x, counts)),
+            Value::Array(a) => a.iter_mut().for_each(|x| self.redact_json_keeping(x, keep, counts)),
             Value::Object(o) => {
                 let entries: Vec<(String, Value)> = std::mem::take(o).into_iter().collect();
                 for (k, mut val) in entries {
-                    self.redact_json(&mut val, counts);
+                    self.redact_json_keeping(&mut val, keep, counts);
                     o.insert(self.redact_text(&k, counts), val);
                 }
             }

@@ -310,7 +310,7 @@ fn a_structured_twin_of_the_text_is_sanitized_once_and_shows_the_text() {
     let v = json(&out);
     assert_eq!(v["content"][0]["text"], "deploy ok\ntoken [REDACTED:github-token]\n");
     assert_eq!(v["structuredContent"]["content"], v["content"][0]["text"]);
-    assert_eq!(out.record.truncated, false);
+    assert!(!out.record.truncated);
 }
 
 #[test]

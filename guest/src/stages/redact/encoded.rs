@@ -148,7 +148,11 @@ pub fn encoded_secrets(text: &str, inner: impl Fn(&str) -> Option<String>) -> Ve
         if let Some(u) = unescaped {
             budget = budget.saturating_sub(u.len());
             if let Some(rule) = inner(&u) {
-                out.push(Span { start: tok.start, end: tok.end, rule });
+                // A token cut at an escaped delimiter (`…\"` inside a JSON
+                // string) ends with that escape's backslash: left out, so
+                // the escape stays whole and the string unbroken.
+                let backslashes = b[tok.clone()].iter().rev().take_while(|&&c| c == b'\\').count();
+                out.push(Span { start: tok.start, end: tok.end - backslashes % 2, rule });
             }
         }
     }
@@ -252,6 +256,11 @@ mod tests {
         assert_eq!(encoded_secrets(pct, finder).len(), 1);
         let esc = r#"{"t": "\u0067hp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M"}"#;
         assert_eq!(encoded_secrets(esc, finder).len(), 1);
+        // Cut at an escaped quote: the escape stays whole.
+        let quoted = r#"["\u0000ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M\" x"]"#;
+        let spans = encoded_secrets(quoted, finder);
+        assert_eq!(spans.len(), 1);
+        assert_eq!(&quoted[spans[0].end..], r#"\" x"]"#);
         let hashes = "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
         assert!(encoded_secrets(hashes, finder).is_empty());
     }

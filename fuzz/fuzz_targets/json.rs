@@ -62,7 +62,9 @@ fuzz_target!(|data: &[u8]| {
     let (mcp, twin) = (mode > 0, mode == 2);
     let max_tokens = u.int_in_range(64u32..=4000).unwrap_or(500);
     let format = [OutputFormat::Mcp, OutputFormat::Openai, OutputFormat::Anthropic][u.choose_index(3).unwrap_or(0)];
+    let untrusted = u.arbitrary::<bool>().unwrap_or(false);
     let mut o = default_options();
+    o.untrusted = untrusted;
     o.tool = "api".into();
     o.format = format;
     o.max_tokens = Some(max_tokens);
@@ -89,17 +91,25 @@ fuzz_target!(|data: &[u8]| {
             // structuredContent is kept whole or dropped with a note, and is
             // redacted when kept.
             let m: Value = serde_json::from_str(&out.message).unwrap();
-            if let Some(sc) = m.get("structuredContent") {
-                let s = sc.to_string();
-                assert!(SECRETS.iter().all(|x| !standalone(&s, x)));
-                if let (true, Some(c)) = (twin, sc.get("content")) {
-                    assert_eq!(c, &m["content"][0]["text"], "a twin shows the text as shown");
-                }
-            }
-            // The twin's placeholder never shows, unless the input had it.
+            // The twin's placeholder never shows, unless the input had it
+            // (then there is no twin).
             let placeholder = "\\u0000twin\\u0000";
             let had = String::from_utf8_lossy(&input).contains(placeholder);
             assert!(had || !out.message.contains(placeholder), "a twin's placeholder was left");
+            if let Some(sc) = m.get("structuredContent") {
+                let s = sc.to_string();
+                assert!(SECRETS.iter().all(|x| !standalone(&s, x)));
+                if let (true, false, Some(c)) = (twin, had, sc.get("content").and_then(Value::as_str)) {
+                    // The text block's, without the boundary frame.
+                    let text = m["content"][0]["text"].as_str().unwrap();
+                    let inner = match untrusted {
+                        false => Some(text),
+                        true => text.split_once("\n---\n").and_then(|(_, r)| r.strip_suffix("---\n[/tool_result]")),
+                    };
+                    let inner = inner.expect("a framed text block");
+                    assert!(inner == c || inner.strip_suffix('\n') == Some(c), "a twin shows the text as shown");
+                }
+            }
         }
     }
 });

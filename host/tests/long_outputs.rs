@@ -206,6 +206,49 @@ fn a_600_kb_log_shows_its_error_line_and_its_end_at_true_offsets() {
 }
 
 #[test]
+fn a_long_mcp_text_shows_its_end_and_its_middle_is_drained_at_true_offsets() {
+    // A build log of 600 KB as a tool's text block, and as its structured
+    // twin; a key and an error line in the middle.
+    let key = "ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M";
+    let mut log = String::new();
+    for i in 1.. {
+        match i {
+            _ if log.len() >= 600_000 => break,
+            6000 => log.push_str(&format!("token {key} in step {i}\n")),
+            7300 => log.push_str("error[E0308]: mismatched types at src/db.rs:212\n"),
+            _ => log.push_str(&format!("   Compiling crate-{i} v0.1.{} (build step {i})\n", i % 9)),
+        }
+    }
+    log.push_str("test result: FAILED. 1 failed\n");
+    assert_eq!(log.matches(key).count(), 1);
+    let result = serde_json::json!({
+        "content": [{"type": "text", "text": log}],
+        "structuredContent": {"content": log},
+    });
+    let path = tmp("result.json");
+    std::fs::write(&path, result.to_string()).unwrap();
+    let (v, _) = run_measured(&["sanitize", path.to_str().unwrap(), "--input", "mcp", "--tool", "run_build"]);
+    let t = text(&v);
+    assert!(t.ends_with("test result: FAILED. 1 failed\n"), "the text's real last line");
+    assert!(t.contains("  7300| error[E0308]: mismatched types at src/db.rs:212\n"), "the middle's error line");
+    assert!(!v.to_string().contains(key));
+    let r = record(&v);
+    let github = r["redactions"].as_array().unwrap().iter().find(|x| x["rule_id"] == "github-token");
+    assert_eq!(github.map(|x| x["count"].as_u64()), Some(Some(1)), "the middle's key, counted once");
+    assert_eq!(r["original_bytes"].as_u64(), Some(log.len() as u64));
+    // The marker's offsets are the text's: bytes a-b are lines x-y, and
+    // what shows around them is the text's start and end.
+    let markers = middle_markers(t);
+    assert_eq!(markers.len(), 1, "{t}");
+    let (a, b, x, y) = markers[0];
+    let line_start = |n: u64| log.split_inclusive('\n').take(n as usize - 1).map(str::len).sum::<usize>();
+    assert_eq!((line_start(x), line_start(y + 1)), (a as usize, b as usize), "bytes {a}-{b} are lines {x}-{y}");
+    assert!(t.ends_with(&log[b as usize..]), "the tail shown is bytes {b}-");
+    // The twin shows the same.
+    assert_eq!(v["structuredContent"]["content"].as_str(), Some(t));
+}
+
+#[test]
 fn run_timeout_1_returns_in_about_a_second_with_a_clear_marker() {
     let started = Instant::now();
     let o = cli().args(["run", "--timeout", "1", "--", "sleep", "30"]).output().unwrap();

@@ -5,8 +5,10 @@
 //! pipeline caps again so that a host that did not still gets a bound.
 
 use crate::api::{Budget, Gap, SanitizeError, Slice, SliceUnit, Span};
+use crate::entry::stream::OVERLAP;
 use crate::markup::marker::{self, Recall, Totals};
 use crate::pack::CompiledPack;
+use crate::stages::redact::Pass;
 use crate::support::located::Base;
 use crate::support::text::{ceil_boundary, floor_boundary};
 
@@ -71,21 +73,45 @@ pub(crate) fn join(input: &[u8], gap: &Gap) -> (Vec<u8>, Drained) {
 }
 
 /// An MCP result's `text`, over the cap, as a host reads a long raw
-/// output: head and tail (within `max_bytes`, on character boundaries)
-/// around the middle, drained by [`crate::entry::drain::step`] (its
-/// bytes, lines, error lines and secrets counted, nothing kept). For
-/// [`join`].
+/// output: head and tail (within `max_bytes`, on character boundaries,
+/// never inside a secret) around the middle, drained by
+/// [`crate::entry::drain::step`] in steps of [`DRAIN_STEP`] bytes as a
+/// host does (its bytes, lines, error lines and secrets counted, nothing
+/// kept), so a step's memory is bounded whatever the text. For [`join`].
 pub(crate) fn head_tail(text: &str, max_bytes: u64, pack: &CompiledPack) -> Result<(Vec<u8>, Gap), SanitizeError> {
+    use crate::entry::drain::{empty_gap, step};
     let (head, tail) = crate::options::head_tail_bytes(max_bytes);
     let h = floor_boundary(text, head.min(text.len() as u64) as usize);
     let t = ceil_boundary(text, text.len().saturating_sub(tail as usize).max(h));
-    let middle = &text.as_bytes()[h..t];
-    let gap = crate::entry::drain::step(&crate::entry::drain::empty_gap(h as u64), middle, true, pack)?.gap;
+    // A secret across a cut goes to the middle whole (the join moves cuts
+    // to line ends, but a text without one keeps them where they are).
+    let pass = Pass::new(pack, false);
+    let around = |at: usize| {
+        let (s, e) = (floor_boundary(text, at.saturating_sub(OVERLAP)), ceil_boundary(text, at + OVERLAP));
+        pass.spans(&text[s..e])
+            .into_iter()
+            .find(|x| s + x.start < at && at < s + x.end)
+            .map(|x| (s + x.start, s + x.end))
+    };
+    let h = around(h).map_or(h, |(s, _)| s);
+    let t = around(t).map_or(t, |(_, e)| e).max(h);
+    let mut gap = empty_gap(h as u64);
+    let mut at = h;
+    while at < t {
+        let end = ceil_boundary(text, (at + DRAIN_STEP + OVERLAP).min(t));
+        let r = step(&gap, &text.as_bytes()[at..end], end == t, pack)?;
+        gap = r.gap;
+        at += r.consumed as usize;
+    }
     let mut bytes = Vec::with_capacity(h + text.len() - t);
     bytes.extend_from_slice(&text.as_bytes()[..h]);
     bytes.extend_from_slice(&text.as_bytes()[t..]);
     Ok((bytes, gap))
 }
+
+/// Bytes a step of [`head_tail`]'s drain commits (plus the overlap it
+/// sends again).
+pub(crate) const DRAIN_STEP: usize = 1 << 20;
 
 /// What the cap let through.
 pub(crate) struct Capped<'i> {

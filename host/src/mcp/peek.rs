@@ -6,8 +6,13 @@
 //! arguments (an `echo` of a megabyte, a file to write) are skipped by
 //! serde's `IgnoredAny`: one scan, no allocation, where a
 //! `serde_json::Value` would copy every string. A message this typed read
-//! refuses (a batch, a duplicate key, a field of another type) is read
-//! again as a `Value`, by [`Request::from_value`], so both agree.
+//! refuses (a batch, a duplicate key, a field of another type, bytes that
+//! are not UTF-8) is read again as a `Value`, by [`Request::from_value`],
+//! so both agree. Where they still differ: a skipped argument is not
+//! checked for lone surrogate escapes (`\ud800`) or nesting deeper than
+//! 128, which a `Value` refuses. Such a request is then noted as what it
+//! names, where a `Value` would have left it unnoted; either way it goes
+//! to the server, and the answer is sanitized as a tool's result.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -43,7 +48,7 @@ impl Request {
     /// The typed read of one message; `None` when it cannot read it.
     pub fn read(line: &[u8]) -> Option<Self> {
         // An object: serde would also read a struct from an array.
-        if line.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        if line.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') || std::str::from_utf8(line).is_err() {
             return None;
         }
         let m: Msg<'_> = serde_json::from_slice(line).ok()?;
@@ -261,5 +266,9 @@ mod tests {
         ] {
             assert!(Request::read(line.as_bytes()).is_none(), "{line}");
         }
+        // Not UTF-8 inside a skipped argument.
+        let mut bad = br#"{"id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":""#.to_vec();
+        bad.extend_from_slice(b"\xff\"}}}");
+        assert!(Request::read(&bad).is_none());
     }
 }

@@ -655,8 +655,15 @@ fn line(v: &Value) -> Vec<u8> {
 
 /// A response's line with `result`, JSON text, written in as it is (a
 /// pipeline message is megabytes at most, validated JSON already: parsing
-/// it again to write it out would only copy it twice).
+/// it again to write it out would only copy it twice). JSON text with a
+/// line break between its tokens (which no serializer here writes, but a
+/// pipeline loaded from bytes could) would end the line early, so it is
+/// written out again.
 fn result_line(jsonrpc: &Value, id: &Value, result: &str) -> Vec<u8> {
+    if memchr::memchr2(b'\n', b'\r', result.as_bytes()).is_some() {
+        let v: Value = serde_json::from_str(result).expect("the host validated the message as JSON");
+        return line(&json!({ "jsonrpc": jsonrpc, "id": id, "result": v }));
+    }
     let head = line(&json!({ "jsonrpc": jsonrpc, "id": id }));
     let mut out = Vec::with_capacity(head.len() + result.len() + 12);
     out.extend_from_slice(&head[..head.len() - 1]);

@@ -128,7 +128,10 @@ pub fn encoded_secrets(text: &str, inner: impl Fn(&str) -> Option<String>) -> Ve
             if let Ok(d) = std::str::from_utf8(&decoded) {
                 if printable(d) {
                     if let Some(rule) = inner(d) {
-                        out.push(Span { start: rs, end: re, rule });
+                        // A run that starts at an escape's letter (`\nQUt…`)
+                        // takes the backslash too, so no `\[` is left.
+                        let backslashes = b[tok.start..rs].iter().rev().take_while(|&&c| c == b'\\').count();
+                        out.push(Span { start: rs - backslashes % 2, end: re, rule });
                     }
                 }
             }
@@ -261,6 +264,14 @@ mod tests {
         let spans = encoded_secrets(quoted, finder);
         assert_eq!(spans.len(), 1);
         assert_eq!(&quoted[spans[0].end..], r#"\" x"]"#);
+        // A base64 run right after an escape's backslash (`\b`: base64
+        // of text starting with `l`): the backslash goes with it.
+        let b64l = base64::engine::general_purpose::STANDARD.encode(format!("lx-access-token:{tok}"));
+        assert!(b64l.starts_with('b'));
+        let after = format!(r#"["\{b64l}"]"#);
+        let spans = encoded_secrets(&after, finder);
+        assert_eq!(spans.len(), 1);
+        assert_eq!(&after[..spans[0].start], r#"[""#);
         let hashes = "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
         assert!(encoded_secrets(hashes, finder).is_empty());
     }

@@ -55,6 +55,14 @@ fn nodes(v: &Value) -> usize {
     }
 }
 
+/// The text inside the untrusted-source frame, when `framed`.
+fn unframed(text: &str, framed: bool) -> Option<&str> {
+    match framed {
+        false => Some(text),
+        true => text.split_once("\n---\n").and_then(|(_, r)| r.strip_suffix("---\n[/tool_result]")),
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let mut u = Unstructured::new(data);
     let Ok(v) = value(&mut u, 6, &mut 5000) else { return };
@@ -85,7 +93,8 @@ fuzz_target!(|data: &[u8]| {
         if !mcp {
             // JSON in, JSON out: thinned, never a broken string.
             let text = visible(&out.message, format);
-            assert!(serde_json::from_str::<Value>(&text).is_ok(), "JSON input gave non-JSON output");
+            let inner = unframed(&text, untrusted).expect("a framed text");
+            assert!(serde_json::from_str::<Value>(inner).is_ok(), "JSON input gave non-JSON output");
         }
         if mcp && format == OutputFormat::Mcp {
             // structuredContent is kept whole or dropped with a note, and is
@@ -101,12 +110,7 @@ fuzz_target!(|data: &[u8]| {
                 assert!(SECRETS.iter().all(|x| !standalone(&s, x)));
                 if let (true, false, Some(c)) = (twin, had, sc.get("content").and_then(Value::as_str)) {
                     // The text block's, without the boundary frame.
-                    let text = m["content"][0]["text"].as_str().unwrap();
-                    let inner = match untrusted {
-                        false => Some(text),
-                        true => text.split_once("\n---\n").and_then(|(_, r)| r.strip_suffix("---\n[/tool_result]")),
-                    };
-                    let inner = inner.expect("a framed text block");
+                    let inner = unframed(m["content"][0]["text"].as_str().unwrap(), untrusted).expect("a framed text");
                     assert!(inner == c || inner.strip_suffix('\n') == Some(c), "a twin shows the text as shown");
                 }
             }

@@ -48,10 +48,10 @@ impl Request {
     /// The typed read of one message; `None` when it cannot read it.
     pub fn read(line: &[u8]) -> Option<Self> {
         // An object: serde would also read a struct from an array.
-        if line.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') || std::str::from_utf8(line).is_err() {
+        if line.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
             return None;
         }
-        let m: Msg<'_> = serde_json::from_slice(line).ok()?;
+        let m: Msg<'_> = serde_json::from_str(std::str::from_utf8(line).ok()?).ok()?;
         let p = m.params;
         Some(Self {
             method: m.method.0.map(Cow::into_owned),

@@ -661,8 +661,7 @@ fn line(v: &Value) -> Vec<u8> {
 /// written out again.
 fn result_line(jsonrpc: &Value, id: &Value, result: &str) -> Vec<u8> {
     if memchr::memchr2(b'\n', b'\r', result.as_bytes()).is_some() {
-        let v: Value = serde_json::from_str(result).expect("the host validated the message as JSON");
-        return line(&json!({ "jsonrpc": jsonrpc, "id": id, "result": v }));
+        return line(&json!({ "jsonrpc": jsonrpc, "id": id, "result": message_value(result) }));
     }
     let head = line(&json!({ "jsonrpc": jsonrpc, "id": id }));
     let mut out = Vec::with_capacity(head.len() + result.len() + 12);

@@ -13,7 +13,15 @@
 //! (`Sanitizer::sanitize_with`, the options the proxy uses), so the rest
 //! is the proxy's own part (JSON, pipes, the recall store).
 //!
-//!   target/release/examples/bench_mcp [--runs N]
+//! The text is a service log whose lines all differ (`bench_inputs.rs`'s
+//! `service_log`, fixed seed): a log of one repeated line would flatter
+//! anything that remembers what it has seen.
+//!
+//! `--baseline BIN` also runs every call through another build of the
+//! proxy, in turn with the other two, and prints its added time and the
+//! ratio of the two: a before/after measured in one run.
+//!
+//!   target/release/examples/bench_mcp [--runs N] [--baseline BIN]
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -23,6 +31,10 @@ use std::time::{Duration, Instant};
 use result_sanitizer::api::{InputKind, OutputSource};
 use result_sanitizer::{default_options, Limits, Sanitizer};
 use serde_json::{json, Value};
+
+#[path = "bench_inputs.rs"]
+#[allow(dead_code)]
+mod inputs;
 
 /// A JSON-RPC client on a child's stdio: the harness, not under test.
 struct Rpc {
@@ -87,7 +99,9 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn main() {
-    let runs: usize = std::env::args().skip_while(|a| a != "--runs").nth(1).map_or(41, |n| n.parse().unwrap());
+    let arg = |name: &str| std::env::args().skip_while(|a| a != name).nth(1);
+    let runs: usize = arg("--runs").map_or(41, |n| n.parse().unwrap());
+    let baseline = arg("--baseline").map(PathBuf::from);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let bin_dir = root.join("tests/mcp/node_modules/.bin");
     let server = bin_dir.join("mcp-server-filesystem");
@@ -96,8 +110,8 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("rs-bench-mcp-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let dir = dir.canonicalize().unwrap();
-    let line = "2026-12-01T10:00:00Z INFO request served path=/api/v1/items status=200 bytes=5120\n";
-    let make = |n: usize| line.repeat(n.div_ceil(line.len()))[..n].to_string();
+    let log = String::from_utf8(inputs::service_log(1 << 20)).unwrap();
+    let make = |n: usize| log[..n].to_string();
     std::fs::write(dir.join("8k.txt"), make(8 << 10)).unwrap();
     std::fs::write(dir.join("1m.txt"), make(1 << 20)).unwrap();
 
@@ -105,7 +119,8 @@ fn main() {
     let start = |server_args: Vec<String>| {
         let mut proxy_args = vec!["mcp".to_string(), "--".into(), "node".into()];
         proxy_args.extend(server_args.iter().cloned());
-        (Rpc::start(Path::new("node"), &server_args), Rpc::start(&bin, &proxy_args))
+        let base = baseline.as_ref().map(|b| Rpc::start(b, &proxy_args));
+        (Rpc::start(Path::new("node"), &server_args), Rpc::start(&bin, &proxy_args), base)
     };
     let mut everything = start(vec![bin_dir.join("mcp-server-everything").display().to_string()]);
     let mut filesystem = start(vec![server.display().to_string(), dir.display().to_string()]);
@@ -113,8 +128,16 @@ fn main() {
     let sanitizer = Sanitizer::new(Limits::default()).expect("the embedded components load");
     println!("MCP proxy overhead: median of {runs} calls each, direct and proxied in turn");
     println!(
-        "{:>30} {:>10} {:>10} {:>10} {:>8} {:>8} {:>16} {:>12}",
-        "call", "direct", "proxied", "added", "goal", "result", "pipeline alone", "proxy's own"
+        "{:>30} {:>10} {:>10} {:>10} {:>8} {:>8} {:>16} {:>12}{}",
+        "call",
+        "direct",
+        "proxied",
+        "added",
+        "goal",
+        "result",
+        "pipeline alone",
+        "proxy's own",
+        if baseline.is_some() { "  baseline added   ratio" } else { "" }
     );
     let cases = [
         ("echo 8 KiB", "echo", (8 << 10) - 6, Duration::from_millis(1)),
@@ -124,15 +147,15 @@ fn main() {
     ];
     for (label, tool, size, goal) in cases {
         // "Echo: " + the message is the size named.
-        let (params, (direct, proxied)) = if tool == "echo" {
+        let (params, (direct, proxied, base)) = if tool == "echo" {
             (json!({ "name": "echo", "arguments": { "message": make(size) } }), &mut everything)
         } else {
             let name = if size == 8 << 10 { "8k.txt" } else { "1m.txt" };
             let path = dir.join(name).display().to_string();
             (json!({ "name": tool, "arguments": { "path": path } }), &mut filesystem)
         };
-        let (mut d, mut p) = (Vec::new(), Vec::new());
-        // Alternate the two, after a warm-up, so both see the same machine.
+        let (mut d, mut p, mut b) = (Vec::new(), Vec::new(), Vec::new());
+        // Alternate them, after a warm-up, so all see the same machine.
         for i in 0..runs + 3 {
             let t = Instant::now();
             direct.request("tools/call", params.clone());
@@ -140,13 +163,20 @@ fn main() {
             let t = Instant::now();
             proxied.request("tools/call", params.clone());
             let tp = t.elapsed();
+            let tb = base.as_mut().map(|r| {
+                let t = Instant::now();
+                r.request("tools/call", params.clone());
+                t.elapsed()
+            });
             if i >= 3 {
                 d.push(td);
                 p.push(tp);
+                b.extend(tb);
             }
         }
         let (md, mp) = (median(d), median(p));
         let added = mp.saturating_sub(md);
+        let base_added = (!b.is_empty()).then(|| median(b).saturating_sub(md));
         // The same result through the pipeline alone, as the proxy calls it.
         let v: Value = serde_json::from_str(&direct.request("tools/call", params.clone())).unwrap();
         let input = serde_json::to_vec(&v["result"]).unwrap();
@@ -166,8 +196,11 @@ fn main() {
                 .collect(),
         );
         let ms = |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1e3);
+        let vs = base_added.map_or(String::new(), |b| {
+            format!("  {:>14}   {:.2}", ms(b), b.as_secs_f64() / added.as_secs_f64().max(1e-6))
+        });
         println!(
-            "{label:>30} {:>10} {:>10} {:>10} {:>8} {:>8} {:>16} {:>12}",
+            "{label:>30} {:>10} {:>10} {:>10} {:>8} {:>8} {:>16} {:>12}{vs}",
             ms(md),
             ms(mp),
             ms(added),

@@ -93,8 +93,8 @@ fn main() {
         "native-mcp" | "warm-mcp" => {
             // What server-filesystem's read_text_file answers: the text
             // twice, as a block and as structured content.
-            let line = "2026-12-01T10:00:00Z INFO request served path=/api/v1/items status=200 bytes=5120\n";
-            let text = line.repeat((kib << 10).div_ceil(line.len()))[..kib << 10].to_string();
+            // Lines that all differ, as a real log's do.
+            let text = String::from_utf8(service_log(kib << 10)).expect("ASCII");
             let result = serde_json::json!({
                 "content": [{ "type": "text", "text": text }],
                 "structuredContent": { "content": text },

@@ -26,7 +26,7 @@ use crate::stages::wrap::{self, Extra, Renderer};
 use crate::stages::{decode, html, mcp, triage};
 use crate::strategies::error_lines;
 use crate::support::located::{Hole, Located};
-use crate::support::tokenizer::Tokenizer;
+use crate::support::tokenizer::{Memo, Tokenizer};
 
 /// Runs the whole pipeline over one tool result.
 pub fn sanitize(input: &[u8], opts: &Options, pack: &CompiledPack) -> Result<Sanitized, SanitizeError> {
@@ -59,7 +59,9 @@ pub(crate) fn sanitize_visible(
     pack: &CompiledPack,
 ) -> Result<(Sanitized, String), SanitizeError> {
     let budget = options::resolve(opts, &pack.rules)?;
-    let tok = Tokenizer::get(opts.encoding);
+    // Each chunk is tokenized once per call (see the tokenizer's memo).
+    let memo = Memo::default();
+    let tok = Tokenizer::get(opts.encoding).memoized(&memo);
     // Error results are scrubbed (internal hosts, private addresses, SQL
     // literals, server paths), and the tools the packs opt in.
     let scrub = opts.tool_error.is_some() || pack.scrub_tool(&opts.tool);
@@ -166,7 +168,7 @@ pub(crate) fn sanitize_visible(
         ContentClass::Mcp => opts.content_type.as_deref().is_some_and(crate::support::code::is_code_type),
         _ => false,
     };
-    let pass = pass.over_code(code).scrub(scrub || body.is_error);
+    let pass = pass.over_code(code).over_json(body.class == ContentClass::Json).scrub(scrub || body.is_error);
     // The final pass leaves markup alone, so the caller text that markup
     // carries is redacted before it goes in.
     let shown = shown_options(opts, &pass, &mut record);
@@ -333,7 +335,7 @@ fn binary(
     format: Option<&str>,
     opts: &Options,
     pass: &Pass,
-    tok: Tokenizer,
+    tok: Tokenizer<'_>,
     mut record: RecordBuilder,
 ) -> (Sanitized, String) {
     let error_line = tool_error_line(opts, pass, &mut record);

@@ -68,7 +68,7 @@ pub(crate) struct Fit<'a> {
     /// Renders a cut.
     pub renderer: &'a Renderer<'a>,
     /// The tokenizer.
-    pub tok: Tokenizer,
+    pub tok: Tokenizer<'a>,
 }
 
 /// What the strategies need to know of the text's shape: its records (JSON
@@ -271,7 +271,7 @@ pub(crate) fn structured_content(
     budget: &Budget,
     recall: &Recall,
     input_len: usize,
-    tok: Tokenizer,
+    tok: Tokenizer<'_>,
     record: &mut RecordBuilder,
     notes: &mut Vec<String>,
 ) -> (Option<Value>, u32) {

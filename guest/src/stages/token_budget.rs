@@ -38,7 +38,7 @@ pub fn fit(
     initial_lines: bool,
     budget: u32,
     head_share: f64,
-    tok: Tokenizer,
+    tok: Tokenizer<'_>,
     r: &Renderer,
 ) -> Fitted {
     let render = |cut: Cut| r.render(cut);
@@ -77,7 +77,7 @@ pub fn fit(
 
 /// Head of `head_k` tokens from the start, tail of `tail_k` from the end,
 /// both inside the char-budget cut `initial`.
-fn cut_for_tokens(text: &str, initial: Cut, head_k: usize, tail_k: usize, tok: Tokenizer) -> (Cut, bool) {
+fn cut_for_tokens(text: &str, initial: Cut, head_k: usize, tail_k: usize, tok: Tokenizer<'_>) -> (Cut, bool) {
     let head_region = &text[..initial.head_end];
     // A cut (or one around a drained middle) bounds the tail region.
     let tail_from = if initial.is_cut() || initial.tail_start < text.len() { initial.tail_start } else { 0 };

@@ -9,11 +9,25 @@
 //! rare forced cut inside a long line can only split a piece, which in
 //! practice costs a token rather than saves one.
 //!
+//! Chunk boundaries are content-defined where they can be: a chunk ends
+//! after the first line, at least [`MIN_CHUNK`] bytes in, whose hash marks
+//! it (one line in [`MARK`] on average), so two texts that share a run of
+//! lines (the text, and a render of it behind a boundary header) cut that
+//! run into the same chunks a line or two after they meet. A [`Memo`] then
+//! counts each such chunk once per call: fitting a long output to its
+//! budget counts the render, the head and tail, and the render again, and
+//! most of their chunks are the same bytes. Without a marked line within
+//! [`CHUNK`] bytes, a chunk ends at the last newline there, as above.
+//!
 //! The tables (o200k: ~200 000 ranks) are built on first use, once per
 //! instance (or snapshotted at build time), and used only when neither the
 //! byte length (a token is at least one byte) nor the upper bound of
 //! [`crate::support::token_bound`] proves that a text fits.
 
+use std::cell::RefCell;
+use std::hash::{BuildHasher, Hasher};
+
+use rustc_hash::FxHashMap;
 use tiktoken_rs::CoreBPE;
 
 use crate::api::Encoding;
@@ -21,18 +35,46 @@ use crate::support::text::floor_boundary;
 
 /// Largest chunk tokenized at once.
 pub const CHUNK: usize = 4096;
+/// Smallest chunk ended at a marked line (see the module docs).
+pub const MIN_CHUNK: usize = 256;
+/// One line in this many, by its hash, may end a chunk.
+pub const MARK: u64 = 16;
+
+/// Token counts of the chunks tokenized so far in one pipeline call, by
+/// their bytes. Holds at most the bytes the call tokenized.
+#[derive(Default)]
+pub struct Memo {
+    seen: RefCell<FxHashMap<Box<str>, usize>>,
+}
 
 /// A tokenizer for one encoding. Cheap to make: the tables are built the
 /// first time a method needs them, not before.
 #[derive(Clone, Copy)]
-pub struct Tokenizer {
+pub struct Tokenizer<'m> {
     enc: Encoding,
+    memo: Option<&'m Memo>,
 }
 
-impl Tokenizer {
+impl<'m> Tokenizer<'m> {
     /// The tokenizer for `enc`.
     pub fn get(enc: Encoding) -> Self {
-        Self { enc }
+        Self { enc, memo: None }
+    }
+
+    /// The same tokenizer, counting each chunk once in `memo`.
+    pub fn memoized<'n>(&self, memo: &'n Memo) -> Tokenizer<'n> {
+        Tokenizer { enc: self.enc, memo: Some(memo) }
+    }
+
+    /// Tokens of one chunk, from the memo when it has them.
+    fn chunk_count(&self, c: &str) -> usize {
+        let Some(m) = self.memo else { return self.bpe().encode_ordinary(c).len() };
+        if let Some(&n) = m.seen.borrow().get(c) {
+            return n;
+        }
+        let n = self.bpe().encode_ordinary(c).len();
+        m.seen.borrow_mut().insert(c.into(), n);
+        n
     }
 
     /// Builds the tables now (they are otherwise built on first use).
@@ -74,10 +116,9 @@ impl Tokenizer {
         if self.proves_fit(s, budget) {
             return Some(None);
         }
-        let bpe = self.bpe();
         let mut n = 0;
         for c in chunks(s) {
-            n += bpe.encode_ordinary(c).len();
+            n += self.chunk_count(c);
             if n > budget {
                 return None;
             }
@@ -87,8 +128,7 @@ impl Tokenizer {
 
     /// Tokens in `s`.
     pub fn count(&self, s: &str) -> usize {
-        let bpe = self.bpe();
-        chunks(s).map(|c| bpe.encode_ordinary(c).len()).sum()
+        chunks(s).map(|c| self.chunk_count(c)).sum()
     }
 
     /// Bytes of `s` covered by its first `k` tokens (a token boundary,
@@ -116,7 +156,16 @@ impl Tokenizer {
             if left == 0 {
                 break;
             }
+            // A chunk the memo knows to fit whole is not tokenized again.
+            if self.memo.and_then(|m| m.seen.borrow().get(c).copied()).is_some_and(|n| n <= left) {
+                left -= self.chunk_count(c);
+                taken += c.len();
+                continue;
+            }
             let toks = self.bpe().encode_ordinary(c);
+            if let Some(m) = self.memo {
+                m.seen.borrow_mut().insert(c.into(), toks.len());
+            }
             if toks.len() <= left {
                 left -= toks.len();
                 taken += c.len();
@@ -137,6 +186,28 @@ impl Tokenizer {
     }
 }
 
+/// Where the first marked line of `window` at least [`MIN_CHUNK`] bytes
+/// in ends (after its newline), if one does before the window's end: a
+/// line is marked by a hash of its bytes, so the cut depends on the line,
+/// not on where the chunk began (see the module docs).
+fn marked_line_end(window: &[u8]) -> Option<usize> {
+    let hasher = rustc_hash::FxBuildHasher;
+    let mut start = 0;
+    for nl in memchr::memchr_iter(b'\n', window) {
+        let end = nl + 1;
+        if end >= MIN_CHUNK && end < window.len() {
+            let mut h = hasher.build_hasher();
+            h.write(&window[start..end]);
+            // The high bits: FxHash's low bits mix least.
+            if (h.finish() >> 32).is_multiple_of(MARK) {
+                return Some(end);
+            }
+        }
+        start = end;
+    }
+    None
+}
+
 /// Splits `s` into pieces of at most [`CHUNK`] bytes (see module docs).
 pub fn chunks(s: &str) -> impl Iterator<Item = &str> {
     let mut rest = s;
@@ -144,12 +215,17 @@ pub fn chunks(s: &str) -> impl Iterator<Item = &str> {
         if rest.is_empty() {
             return None;
         }
+        let window = &rest.as_bytes()[..CHUNK.min(rest.len())];
+        if let Some(cut) = marked_line_end(window) {
+            let (c, r) = rest.split_at(cut);
+            rest = r;
+            return Some(c);
+        }
         if rest.len() <= CHUNK {
             let c = rest;
             rest = "";
             return Some(c);
         }
-        let window = &rest.as_bytes()[..CHUNK];
         let cut = memchr::memrchr(b'\n', window)
             .map(|p| p + 1)
             .or_else(|| memchr::memrchr(b' ', window).filter(|&p| p > 0))

@@ -108,6 +108,10 @@ pub(crate) struct Mode {
     /// An error result (or a tool the packs scrub): the `errors-only`
     /// rules run too.
     pub scrub: bool,
+    /// JSON text: a backslash escapes the character after it, so a span
+    /// never splits an escape (elsewhere a backslash is text, such as a
+    /// Windows path's separator, and stays where it is).
+    pub json: bool,
 }
 
 /// Inline marker that keeps a line from being redacted, as gitleaks'

@@ -67,6 +67,12 @@ impl<'p> Pass<'p> {
         Self { mode: Mode { code, ..self.mode }, ..self }
     }
 
+    /// The same pass over JSON text (`json`) or other text: in JSON, a
+    /// span never splits a backslash escape.
+    pub(crate) fn over_json(self, json: bool) -> Self {
+        Self { mode: Mode { json, ..self.mode }, ..self }
+    }
+
     /// Every span to redact in `text`, merged and sorted: the rules'
     /// matches and the pack's own findings.
     pub(crate) fn spans(&self, text: &str) -> Vec<Span> {

@@ -16,9 +16,12 @@ pub(crate) const DEFAULT_WINDOW: usize = 256;
 /// contiguous NFA used otherwise is ~0.4 MiB smaller per instance (which
 /// counts with a thousand tenants, each calling with small outputs); the
 /// DFA makes the keyword pass about twice as fast, which counts on large
-/// outputs and streams (docs/benchmarks.md). An instance builds it once, on its
-/// first large text.
-pub(crate) const DFA_MIN_TEXT: usize = 1 << 20;
+/// outputs, streams and an MCP text's drained middle (docs/benchmarks.md,
+/// session 12: 1 MiB, not 64 KiB, left every `sanitize` call under the
+/// 256 KiB cap on the NFA). An instance builds it once, on its first large
+/// text. The same as [`FAST_MIN_TEXT`]: an instance past it holds the
+/// larger engines for both.
+pub(crate) const DFA_MIN_TEXT: usize = 64 << 10;
 /// ASCII texts at least this long run on the `regex` crate's engines;
 /// others on regex-lite's. On ASCII text the two give the same matches
 /// (see the module docs), so which one ran never shows in the output. The

@@ -41,8 +41,14 @@ impl Ruleset {
     /// U+200B inside is still one secret. The scan then runs on a view
     /// without them and the spans are mapped back, covering the hidden
     /// characters too.
+    ///
+    /// In JSON text, a span never splits a backslash escape (see
+    /// [`whole_escapes`]).
     pub(crate) fn scan_mode(&self, text: &str, custom: &[Finding], mode: Mode) -> Vec<Span> {
         let mut spans = self.scan_any(text, custom, mode);
+        if mode.json {
+            spans = whole_escapes(text, spans);
+        }
         if mode.inline_allow {
             allow_marked_lines(text, &mut spans);
         }
@@ -313,6 +319,34 @@ pub(super) fn fast_captures(
 
 /// Drops the spans on lines that hold [`ALLOW_MARKER`]. One memmem pass
 /// finds the markers; a text without one costs nothing more.
+/// `spans` of JSON text moved so that none splits a backslash escape: a
+/// span right after an escaping backslash (`"\rk_live_…"`, where a rule
+/// reads the escape's `r` as the key's first letter) takes the backslash,
+/// and a span that ends with one gives it back. Either way the
+/// replacement would otherwise leave a backslash escaping `[` or the
+/// character after the span, which breaks the string. Not for other text:
+/// there `C:\Users\jdoe` has separators, not escapes. Linear in the spans.
+fn whole_escapes(text: &str, mut spans: Vec<Span>) -> Vec<Span> {
+    let b = text.as_bytes();
+    let odd_run_before = |at: usize| b[..at].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 1;
+    let mut moved = false;
+    for s in &mut spans {
+        if s.start > 0 && odd_run_before(s.start) {
+            s.start -= 1;
+            moved = true;
+        }
+        if s.end > s.start + 1 && odd_run_before(s.end) {
+            // The span's last byte is a backslash that escapes what follows.
+            s.end -= 1;
+            moved = true;
+        }
+    }
+    if moved {
+        spans = merge(spans);
+    }
+    spans
+}
+
 fn allow_marked_lines(text: &str, spans: &mut Vec<Span>) {
     let b = text.as_bytes();
     let lines: Vec<(usize, usize)> = memchr::memmem::find_iter(b, ALLOW_MARKER.as_bytes())
@@ -417,6 +451,38 @@ pub(super) fn sanitize_rule_id(id: &str) -> String {
 pub(super) mod tests {
     use super::*;
     use crate::stages::redact::rules::tests::{rule, set};
+
+    #[test]
+    fn spans_keep_backslash_escapes_whole() {
+        let span = |t: &str, from: &str, to: &str| {
+            let start = t.find(from).unwrap();
+            Span { start, end: t.find(to).unwrap() + to.len(), rule: "r".into() }
+        };
+        let shown = |t: &str, s: Vec<Span>| {
+            let mut out = t.to_string();
+            for x in s.iter().rev() {
+                out.replace_range(x.start..x.end, "[REDACTED:r]");
+            }
+            out
+        };
+        // An escape's letter read as a key's first letter: the backslash
+        // goes with it (the fuzzer's json finding).
+        let t = r#"["\rk_live_51Hq8vR2", 1]"#;
+        let s = whole_escapes(t, vec![span(t, "rk_", "R2")]);
+        assert_eq!(shown(t, s), r#"["[REDACTED:r]", 1]"#);
+        // An escaped backslash before it: no escape to keep.
+        let t = r#"["\\rk_live_51Hq8vR2"]"#;
+        assert_eq!(shown(t, whole_escapes(t, vec![span(t, "rk_", "R2")])), r#"["\\[REDACTED:r]"]"#);
+        // A span ending with the backslash of an escaped quote gives it back.
+        let t = r#"["pw=abc\" x"]"#;
+        let s = whole_escapes(t, vec![span(t, "abc", "abc\\")]);
+        assert_eq!(shown(t, s), r#"["pw=[REDACTED:r]\" x"]"#);
+        // Every case stays JSON.
+        for (t, from, to) in [(r#"["\rk_live_51Hq8vR2", 1]"#, "rk_", "R2"), (r#"["pw=abc\" x"]"#, "w=", "\\")] {
+            let fixed = shown(t, whole_escapes(t, vec![span(t, from, to)]));
+            assert!(serde_json::from_str::<serde_json::Value>(&fixed).is_ok(), "{fixed}");
+        }
+    }
 
     #[test]
     fn keyword_windows_find_secrets_and_merge() {

@@ -50,16 +50,11 @@ impl<W: Write> Out<W> {
         Self(Arc::new(Mutex::new(Some(w))))
     }
 
-    /// Writes one message; false when the other end is gone. The message
-    /// and its line end go in one write where the pipe takes it whole, so
-    /// the reader wakes once for it, not again for the newline.
+    /// Writes one message; false when the other end is gone.
     fn send(&self, msg: &[u8]) -> bool {
-        let mut line = Vec::with_capacity(msg.len() + 1);
-        line.extend_from_slice(msg);
-        line.push(b'\n');
         let mut g = self.0.lock().expect("writer lock");
         let Some(w) = g.as_mut() else { return false };
-        let ok = w.write_all(&line).and_then(|()| w.flush()).is_ok();
+        let ok = w.write_all(msg).and_then(|()| w.write_all(b"\n")).and_then(|()| w.flush()).is_ok();
         if !ok {
             *g = None;
         }

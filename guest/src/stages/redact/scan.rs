@@ -317,8 +317,6 @@ pub(super) fn fast_captures(
     Some((locs.get(0).map(|(s, e)| s..e).expect("group 0"), locs.get(group).map(|(s, e)| s..e)))
 }
 
-/// Drops the spans on lines that hold [`ALLOW_MARKER`]. One memmem pass
-/// finds the markers; a text without one costs nothing more.
 /// `spans` of JSON text moved so that none splits a backslash escape: a
 /// span right after an escaping backslash (`"\rk_live_…"`, where a rule
 /// reads the escape's `r` as the key's first letter) takes the backslash,
@@ -347,6 +345,8 @@ fn whole_escapes(text: &str, mut spans: Vec<Span>) -> Vec<Span> {
     spans
 }
 
+/// Drops the spans on lines that hold [`ALLOW_MARKER`]. One memmem pass
+/// finds the markers; a text without one costs nothing more.
 fn allow_marked_lines(text: &str, spans: &mut Vec<Span>) {
     let b = text.as_bytes();
     let lines: Vec<(usize, usize)> = memchr::memmem::find_iter(b, ALLOW_MARKER.as_bytes())

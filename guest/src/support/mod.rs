@@ -5,6 +5,7 @@ pub(crate) mod code;
 pub(crate) mod edits;
 pub(crate) mod located;
 pub(crate) mod media;
+pub(crate) mod pieces;
 pub(crate) mod text;
 pub(crate) mod token_bound;
 pub(crate) mod tokenizer;

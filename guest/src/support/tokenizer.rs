@@ -19,6 +19,10 @@
 //! most of their chunks are the same bytes. Without a marked line within
 //! [`CHUNK`] bytes, a chunk ends at the last newline there, as above.
 //!
+//! A chunk is split into pieces and looked up by [`crate::support::pieces`]
+//! (tiktoken's tokens, without its fancy-regex split); tiktoken merges
+//! only the pieces that are not one token.
+//!
 //! The tables (o200k: ~200 000 ranks) are built on first use, once per
 //! instance (or snapshotted at build time), and used only when neither the
 //! byte length (a token is at least one byte) nor the upper bound of
@@ -31,6 +35,7 @@ use rustc_hash::FxHashMap;
 use tiktoken_rs::CoreBPE;
 
 use crate::api::Encoding;
+use crate::support::pieces::Pieces;
 use crate::support::text::floor_boundary;
 
 /// Largest chunk tokenized at once.
@@ -68,11 +73,11 @@ impl<'m> Tokenizer<'m> {
 
     /// Tokens of one chunk, from the memo when it has them.
     fn chunk_count(&self, c: &str) -> usize {
-        let Some(m) = self.memo else { return self.bpe().encode_ordinary(c).len() };
+        let Some(m) = self.memo else { return self.encode(c).len() };
         if let Some(&n) = m.seen.borrow().get(c) {
             return n;
         }
-        let n = self.bpe().encode_ordinary(c).len();
+        let n = self.encode(c).len();
         m.seen.borrow_mut().insert(c.into(), n);
         n
     }
@@ -81,6 +86,17 @@ impl<'m> Tokenizer<'m> {
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
     pub fn warm(&self) {
         let _ = self.bpe().encode_ordinary("warm");
+        let _ = Pieces::get(self.enc, self.bpe());
+    }
+
+    /// The tokens of one chunk, as tiktoken gives them (by the faster
+    /// split of [`crate::support::pieces`]).
+    fn encode(&self, c: &str) -> Vec<u32> {
+        let bpe = self.bpe();
+        match Pieces::get(self.enc, bpe) {
+            Some(p) => p.encode(bpe, c),
+            None => bpe.encode_ordinary(c),
+        }
     }
 
     fn bpe(&self) -> &'static CoreBPE {
@@ -162,7 +178,7 @@ impl<'m> Tokenizer<'m> {
                 taken += c.len();
                 continue;
             }
-            let toks = self.bpe().encode_ordinary(c);
+            let toks = self.encode(c);
             if let Some(m) = self.memo {
                 m.seen.borrow_mut().insert(c.into(), toks.len());
             }

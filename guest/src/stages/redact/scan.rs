@@ -109,10 +109,21 @@ impl Ruleset {
                     let w = rule.window;
                     let mut s = m.start().saturating_sub(w.min(WINDOW_BEFORE));
                     let mut e = m.end().saturating_add(w).min(text.len());
-                    if !self.plan(rule).multiline {
+                    let multiline = self.plan(rule).multiline;
+                    let b = text.as_bytes();
+                    // The last window already holds this hit's (a second
+                    // keyword on a line): nothing to add. A single-line
+                    // rule's window never leaves its line, so a window that
+                    // is a whole line holds any hit on it.
+                    if let Some(&(ls, le)) = list.last() {
+                        let whole_line = (ls == 0 || b[ls - 1] == b'\n') && (le == b.len() || b[le] == b'\n');
+                        if (ls <= s && e <= le) || (!multiline && whole_line && ls <= m.start() && m.end() <= le) {
+                            continue;
+                        }
+                    }
+                    if !multiline {
                         // Single-line rules: only the hit's line, so dense
                         // text does not merge into one text-wide window.
-                        let b = text.as_bytes();
                         s = memchr::memrchr(b'\n', &b[s..m.start()]).map_or(s, |p| s + p + 1);
                         e = memchr::memchr(b'\n', &b[m.end()..e]).map_or(e, |p| m.end() + p);
                     }

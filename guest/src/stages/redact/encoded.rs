@@ -2,12 +2,12 @@
 //!
 //! Credentials often appear only encoded: a docker `auth`, a Kubernetes
 //! `data:` value, a git `http.extraheader`, a password in a query string, a
-//! token inside a JSON-escaped string. One pass over the bytes splits the
-//! text at delimiters (space, quotes, brackets, `,;`) and notes the byte
-//! classes of each token; inside a token with both letter cases, runs of
-//! 16+ base64 characters with both cases are decoded (one-case runs are
-//! hashes and ids, and decode to binary), and tokens with `%XX` or `\u`
-//! escapes are unescaped. Most tokens need the one pass only. A decoded text that is printable UTF-8 is scanned
+//! token inside a JSON-escaped string. The text splits into tokens at
+//! delimiters (space, quotes, brackets, `,;`); only tokens that can hold
+//! an encoded secret are visited ([`Candidates`]). Inside one, runs of 16+
+//! base64 characters with both letter cases are decoded (one-case runs are
+//! hashes and ids, and decode to binary), and a token with `%XX` or `\u`
+//! escapes is unescaped. A decoded text that is printable UTF-8 is scanned
 //! with the plain rules; if it holds a secret, the *encoded* span is
 //! redacted under that rule's id. Decoding is one level deep and bounded
 //! ([`MAX_DECODED`] bytes per text), so hostile input cannot make it costly.

@@ -46,7 +46,8 @@ pub fn step(gap: &Gap, data: &[u8], last: bool, pack: &CompiledPack) -> Result<D
     // Strict mode: the middle is never shown, and its kept lines are
     // better over-redacted than not.
     let pass = Pass::new(pack, false);
-    let spans = pass.spans(t);
+    // One keyword pass finds the secrets and the error words.
+    let (spans, words) = pass.spans_and_error_words(t);
     let commit = commit_point(t, &spans, last);
     let consumed = if commit == t.len() { data.len() } else { d.map.to_src(commit) };
     let mut out = gap.clone();
@@ -56,7 +57,15 @@ pub fn step(gap: &Gap, data: &[u8], last: bool, pack: &CompiledPack) -> Result<D
     if consumed > 0 {
         out.ends_line = data[consumed - 1] == b'\n';
     }
-    let found = error_lines::find(&t[..commit]);
+    let found = match words {
+        Some(mut w) => {
+            // What `find` on `t[..commit]` sees: the words inside it.
+            w.retain(|r| r.end <= commit);
+            w.sort_unstable_by_key(|r| r.start);
+            error_lines::lines_of(&t[..commit], w.into_iter())
+        }
+        None => error_lines::find(&t[..commit]),
+    };
     let (mut line, mut at) = (before, 0usize);
     for &(s, e) in &found {
         line += memchr::memchr_iter(b'\n', &t.as_bytes()[at..s]).count() as u64;
@@ -168,6 +177,88 @@ mod tests {
             assert_eq!(g.error_lines[0].text, "error: failed with [REDACTED:tok] \u{FFFD}");
             // The last kept is the last one: 30 000 units and 59 error lines before it.
             assert_eq!(g.error_lines.last().unwrap().line, 30_000 + 59);
+        }
+    }
+
+    /// The error lines read from the keyword pass are the lines a search
+    /// of their own finds: texts of error words in any case, overlapping,
+    /// at the ends, in non-ASCII text and next to invisible characters
+    /// (whose pass runs apart).
+    mod words_from_the_keyword_pass {
+        use super::*;
+        use proptest::prelude::*;
+
+        const PARTS: &[&str] = &[
+            "error",
+            "ERROR",
+            "Err",
+            "or",
+            "fail",
+            "ed",
+            "ure",
+            "exit status",
+            "exit  code",
+            "timed out",
+            "Segmentation fault",
+            "could not",
+            "\n",
+            "\r\n",
+            " ",
+            "x",
+            "é",
+            "\u{200B}",
+            "tok_",
+            "abcdefghij0123456789",
+            "panicked",
+            "Traceback",
+            "deniedkilled",
+        ];
+
+        fn check(text: &str, p: &CompiledPack) {
+            let pass = Pass::new(p, false);
+            let (_, words) = pass.spans_and_error_words(text);
+            let visible = text.contains('\u{200B}');
+            match words {
+                Some(mut w) => {
+                    assert!(!visible);
+                    w.sort_unstable_by_key(|r| r.start);
+                    assert_eq!(error_lines::lines_of(text, w.into_iter()), error_lines::find(text));
+                }
+                None => assert!(visible),
+            }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+            #[test]
+            fn same_lines_as_find(parts in proptest::collection::vec(0..PARTS.len(), 0..40)) {
+                let text: String = parts.iter().map(|&i| PARTS[i]).collect();
+                check(&text, &pack());
+            }
+        }
+
+        #[test]
+        fn same_lines_on_this_repository_s_text() {
+            let p = pack();
+            let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+            // And all of it as one text, past the size that takes the DFA.
+            let mut all = String::new();
+            for dir in ["guest/src", "host/src", "docs", "rules", "examples"] {
+                let mut stack = vec![std::path::PathBuf::from(root).join(dir)];
+                while let Some(d) = stack.pop() {
+                    for e in std::fs::read_dir(&d).unwrap().flatten() {
+                        let path = e.path();
+                        if path.is_dir() {
+                            stack.push(path);
+                        } else if let Ok(text) = std::fs::read_to_string(&path) {
+                            check(&text, &p);
+                            all.push_str(&text);
+                        }
+                    }
+                }
+            }
+            assert!(all.len() > crate::stages::redact::DFA_MIN_TEXT);
+            check(&all, &p);
         }
     }
 }

@@ -23,7 +23,7 @@ use crate::support::edits;
 use crate::support::text::floor_boundary;
 
 /// Words that mark a line as an error line.
-const WORDS: &[&str] = &[
+pub(crate) const WORDS: &[&str] = &[
     "error",
     "panic",
     "fatal",
@@ -53,14 +53,22 @@ fn automaton() -> &'static AhoCorasick {
 
 /// Byte ranges (without the newline) of every error-looking line.
 pub fn find(text: &str) -> Vec<(usize, usize)> {
+    lines_of(text, automaton().find_iter(text).map(|m| m.range()))
+}
+
+/// The lines of `text` that hold one of `words` (occurrences of [`WORDS`],
+/// sorted by start): byte ranges without the newline, each line once. The
+/// words a scan's keyword pass found ([`crate::stages::redact::Pass::spans_and_error_words`])
+/// give the lines [`find`] gives.
+pub fn lines_of(text: &str, words: impl Iterator<Item = std::ops::Range<usize>>) -> Vec<(usize, usize)> {
     let b = text.as_bytes();
     let mut out: Vec<(usize, usize)> = Vec::new();
-    for m in automaton().find_iter(text) {
-        if out.last().is_some_and(|&(_, e)| m.start() <= e) {
+    for m in words {
+        if out.last().is_some_and(|&(_, e)| m.start <= e) {
             continue; // same line
         }
-        let s = memchr::memrchr(b'\n', &b[..m.start()]).map_or(0, |p| p + 1);
-        let e = memchr::memchr(b'\n', &b[m.start()..]).map_or(b.len(), |p| m.start() + p);
+        let s = memchr::memrchr(b'\n', &b[..m.start]).map_or(0, |p| p + 1);
+        let e = memchr::memchr(b'\n', &b[m.start..]).map_or(b.len(), |p| m.start + p);
         out.push((s, e));
     }
     out

@@ -118,4 +118,6 @@ pub(crate) struct Mode {
 /// `gitleaks:allow`.
 pub(crate) const ALLOW_MARKER: &str = "result-sanitizer:allow";
 pub(crate) use rules::Ruleset;
+#[cfg(test)]
+pub(crate) use rules::DFA_MIN_TEXT;
 pub(crate) use spans::{counts_to_records, Span};

@@ -79,6 +79,13 @@ impl<'p> Pass<'p> {
         self.pack.ruleset.scan_mode(text, &self.pack.detect(text), self.mode)
     }
 
+    /// [`Self::spans`], and the byte ranges of the error words in `text`
+    /// (see [`crate::strategies::error_lines::lines_of`]), found by the
+    /// same keyword pass; `None` when they must be found apart.
+    pub(crate) fn spans_and_error_words(&self, text: &str) -> (Vec<Span>, Option<Vec<std::ops::Range<usize>>>) {
+        self.pack.ruleset.scan_mode_errors(text, &self.pack.detect(text), self.mode)
+    }
+
     /// `text` with its secrets replaced, and with `defang` the
     /// look-alikes of the pipeline's markup outside them made harmless
     /// too; replacements are added to `counts`.

@@ -109,7 +109,9 @@ impl Lazy {
 /// A pack's rules, compiled.
 pub(crate) struct Ruleset {
     pub(super) rules: Vec<CompiledRule>,
-    pub(super) keywords: Option<AhoCorasick>,
+    /// The keywords, and the error words of
+    /// [`crate::strategies::error_lines`].
+    pub(super) keywords: AhoCorasick,
     /// The same keywords as a DFA, built on the first text of at least
     /// [`DFA_MIN_TEXT`] bytes (see there).
     pub(super) keywords_dfa: OnceLock<Option<AhoCorasick>>,
@@ -117,6 +119,8 @@ pub(crate) struct Ruleset {
     pub(super) patterns: Vec<String>,
     /// keyword pattern index → rule indices
     pub(super) keyword_rules: Vec<Vec<usize>>,
+    /// keyword pattern index → whether it is an error word
+    pub(super) error_word: Vec<bool>,
     /// rules that run everywhere
     pub(super) unanchored: Vec<usize>,
     pub(super) global_allow: Lazy,
@@ -273,14 +277,23 @@ impl Ruleset {
                 stopwords: r.stopwords.iter().map(|s| s.to_ascii_lowercase()).collect(),
             });
         }
+        // The error words ride along in the same pass: a drain reads its
+        // error lines from it instead of a second pass over the middle.
+        let mut error_word = vec![false; keyword_rules.len()];
+        for w in crate::strategies::error_lines::WORDS {
+            let next = kw_index.len();
+            let idx = *kw_index.entry((*w).to_string()).or_insert(next);
+            if idx == keyword_rules.len() {
+                keyword_rules.push(Vec::new());
+                error_word.push(false);
+            }
+            error_word[idx] = true;
+        }
         let mut patterns: Vec<(String, usize)> = kw_index.into_iter().collect();
         patterns.sort_by_key(|(_, i)| *i);
         let patterns: Vec<String> = patterns.into_iter().map(|(k, _)| k).collect();
-        let keywords = if patterns.is_empty() {
-            None
-        } else {
-            Some(keyword_automaton(&patterns, AhoCorasickKind::ContiguousNFA).map_err(|e| format!("keywords: {e}"))?)
-        };
+        let keywords =
+            keyword_automaton(&patterns, AhoCorasickKind::ContiguousNFA).map_err(|e| format!("keywords: {e}"))?;
         let global_allow = Lazy::new("global allowlist".into(), &set.allow_regexes);
         let generic_allow = Lazy::new("generic allowlist".into(), &set.generic.allow_regexes);
         let code_shape = crate::pack_api::GenericValues { allow_regexes: Vec::new(), ..set.generic.clone() };
@@ -311,6 +324,7 @@ impl Ruleset {
             keywords_dfa: OnceLock::new(),
             patterns,
             keyword_rules,
+            error_word,
             unanchored,
             global_allow,
             generic_allow,

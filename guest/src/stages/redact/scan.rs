@@ -45,30 +45,69 @@ impl Ruleset {
     /// In JSON text, a span never splits a backslash escape (see
     /// [`whole_escapes`]).
     pub(crate) fn scan_mode(&self, text: &str, custom: &[Finding], mode: Mode) -> Vec<Span> {
-        let mut spans = self.scan_any(text, custom, mode);
+        self.scan_mode_with(text, custom, mode, None).0
+    }
+
+    /// [`Self::scan_mode`], and where the error words of
+    /// [`crate::strategies::error_lines`] occur in `text`, found by the same
+    /// keyword pass (in no particular order); `None` for a text with
+    /// invisible characters, whose pass runs on a view without them.
+    pub(crate) fn scan_mode_errors(
+        &self,
+        text: &str,
+        custom: &[Finding],
+        mode: Mode,
+    ) -> (Vec<Span>, Option<Vec<Range<usize>>>) {
+        let mut errors = Vec::new();
+        let (spans, found) = self.scan_mode_with(text, custom, mode, Some(&mut errors));
+        (spans, found.then_some(errors))
+    }
+
+    /// The spans, and whether `errors` was filled.
+    fn scan_mode_with(
+        &self,
+        text: &str,
+        custom: &[Finding],
+        mode: Mode,
+        errors: Option<&mut Vec<Range<usize>>>,
+    ) -> (Vec<Span>, bool) {
+        let (mut spans, found) = self.scan_any(text, custom, mode, errors);
         if mode.json {
             spans = whole_escapes(text, spans);
         }
         if mode.inline_allow {
             allow_marked_lines(text, &mut spans);
         }
-        spans
+        (spans, found)
     }
 
-    fn scan_any(&self, text: &str, custom: &[Finding], mode: Mode) -> Vec<Span> {
+    fn scan_any(
+        &self,
+        text: &str,
+        custom: &[Finding],
+        mode: Mode,
+        errors: Option<&mut Vec<Range<usize>>>,
+    ) -> (Vec<Span>, bool) {
         if let Some((view, back)) = visible_view(text) {
-            let spans = self.scan_visible(&view, &[], mode);
+            let spans = self.scan_visible(&view, &[], mode, None);
             let mut mapped: Vec<Span> =
                 spans.into_iter().map(|s| Span { start: back[s.start], end: back[s.end], rule: s.rule }).collect();
             // Custom findings are offsets into the original text.
             mapped.extend(custom_spans(text, custom));
-            return merge(mapped);
+            return (merge(mapped), false);
         }
-        self.scan_visible(text, custom, mode)
+        let found = errors.is_some();
+        (self.scan_visible(text, custom, mode, errors), found)
     }
 
-    pub(super) fn scan_visible(&self, text: &str, custom: &[Finding], mode: Mode) -> Vec<Span> {
-        let mut spans = self.scan_plain(text, custom, mode);
+    pub(super) fn scan_visible(
+        &self,
+        text: &str,
+        custom: &[Finding],
+        mode: Mode,
+        errors: Option<&mut Vec<Range<usize>>>,
+    ) -> Vec<Span> {
+        let mut spans = self.scan_plain_with(text, custom, mode, errors);
         // Source code is scanned as written: its `\u` escapes and base64
         // blobs are its own test data (a decoded `\uD7FF` URL is not a
         // password someone printed).
@@ -81,6 +120,18 @@ impl Ruleset {
     }
 
     pub(super) fn scan_plain(&self, text: &str, custom: &[Finding], mode: Mode) -> Vec<Span> {
+        self.scan_plain_with(text, custom, mode, None)
+    }
+
+    /// [`Self::scan_plain`], also pushing to `errors` where the error
+    /// words of [`crate::strategies::error_lines`] occur (same pass).
+    fn scan_plain_with(
+        &self,
+        text: &str,
+        custom: &[Finding],
+        mode: Mode,
+        mut errors: Option<&mut Vec<Range<usize>>>,
+    ) -> Vec<Span> {
         let fast = text.len() >= FAST_MIN_TEXT;
         let non_ascii = if fast { NonAscii::of(text) } else { None };
         let mut out = Found { fast, non_ascii, code: mode.code, ..Found::default() };
@@ -91,51 +142,53 @@ impl Ruleset {
             self.keywords_dfa
                 .get_or_init(|| keyword_automaton(&self.patterns, AhoCorasickKind::DFA).ok())
                 .as_ref()
-                .or(self.keywords.as_ref())
+                .unwrap_or(&self.keywords)
         } else {
-            self.keywords.as_ref()
+            &self.keywords
         };
-        if let Some(ac) = ac {
-            for m in ac.find_overlapping_iter(text) {
-                for &ri in &self.keyword_rules[m.pattern().as_usize()] {
-                    let rule = &self.rules[ri];
-                    let list = &mut found[ri];
-                    if let Anchor::Keyword(_) = self.plan(rule).anchor {
-                        if list.last() != Some(&(m.start(), m.start())) {
-                            list.push((m.start(), m.start()));
-                        }
+        for m in ac.find_overlapping_iter(text) {
+            let pid = m.pattern().as_usize();
+            if let (true, Some(e)) = (self.error_word[pid], errors.as_deref_mut()) {
+                e.push(m.range());
+            }
+            for &ri in &self.keyword_rules[pid] {
+                let rule = &self.rules[ri];
+                let list = &mut found[ri];
+                if let Anchor::Keyword(_) = self.plan(rule).anchor {
+                    if list.last() != Some(&(m.start(), m.start())) {
+                        list.push((m.start(), m.start()));
+                    }
+                    continue;
+                }
+                let w = rule.window;
+                let mut s = m.start().saturating_sub(w.min(WINDOW_BEFORE));
+                let mut e = m.end().saturating_add(w).min(text.len());
+                let multiline = self.plan(rule).multiline;
+                let b = text.as_bytes();
+                // The last window already holds this hit's (a second
+                // keyword on a line): nothing to add. A single-line
+                // rule's window never leaves its line, so a window that
+                // is a whole line holds any hit on it.
+                if let Some(&(ls, le)) = list.last() {
+                    let whole_line = (ls == 0 || b[ls - 1] == b'\n') && (le == b.len() || b[le] == b'\n');
+                    if (ls <= s && e <= le) || (!multiline && whole_line && ls <= m.start() && m.end() <= le) {
                         continue;
                     }
-                    let w = rule.window;
-                    let mut s = m.start().saturating_sub(w.min(WINDOW_BEFORE));
-                    let mut e = m.end().saturating_add(w).min(text.len());
-                    let multiline = self.plan(rule).multiline;
-                    let b = text.as_bytes();
-                    // The last window already holds this hit's (a second
-                    // keyword on a line): nothing to add. A single-line
-                    // rule's window never leaves its line, so a window that
-                    // is a whole line holds any hit on it.
-                    if let Some(&(ls, le)) = list.last() {
-                        let whole_line = (ls == 0 || b[ls - 1] == b'\n') && (le == b.len() || b[le] == b'\n');
-                        if (ls <= s && e <= le) || (!multiline && whole_line && ls <= m.start() && m.end() <= le) {
-                            continue;
-                        }
+                }
+                if !multiline {
+                    // Single-line rules: only the hit's line, so dense
+                    // text does not merge into one text-wide window.
+                    s = memchr::memrchr(b'\n', &b[s..m.start()]).map_or(s, |p| s + p + 1);
+                    e = memchr::memchr(b'\n', &b[m.end()..e]).map_or(e, |p| m.end() + p);
+                }
+                let s = floor_boundary(text, s);
+                let e = ceil_boundary(text, e);
+                match list.last_mut() {
+                    Some(last) if s <= last.1 => {
+                        last.0 = last.0.min(s);
+                        last.1 = last.1.max(e);
                     }
-                    if !multiline {
-                        // Single-line rules: only the hit's line, so dense
-                        // text does not merge into one text-wide window.
-                        s = memchr::memrchr(b'\n', &b[s..m.start()]).map_or(s, |p| s + p + 1);
-                        e = memchr::memchr(b'\n', &b[m.end()..e]).map_or(e, |p| m.end() + p);
-                    }
-                    let s = floor_boundary(text, s);
-                    let e = ceil_boundary(text, e);
-                    match list.last_mut() {
-                        Some(last) if s <= last.1 => {
-                            last.0 = last.0.min(s);
-                            last.1 = last.1.max(e);
-                        }
-                        _ => list.push((s, e)),
-                    }
+                    _ => list.push((s, e)),
                 }
             }
         }

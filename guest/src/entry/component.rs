@@ -122,11 +122,12 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Allocation during pre-initialisation is bumped from pages of its own and
-/// never freed: the snapshot then holds the tables with no free holes in
-/// between, so an instance's later allocations (by the system allocator,
-/// in fresh pages above) never write into the shared memory image. Every
-/// instance would otherwise copy the image pages it allocates into. The
-/// temporaries left behind cost file size only, never resident memory.
+/// never freed (but for the last block, which the next one reuses): the
+/// snapshot then holds the tables with no free holes in between, so an
+/// instance's later allocations (by the system allocator, in fresh pages
+/// above) never write into the shared memory image. Every instance would
+/// otherwise copy the image pages it allocates into. The temporaries left
+/// behind cost file size only, never resident memory.
 struct InitBump;
 
 static INIT: AtomicBool = AtomicBool::new(false);
@@ -177,15 +178,29 @@ unsafe impl GlobalAlloc for InitBump {
     }
 
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // Bumped memory is never reused.
         if !in_bump(p) {
             System.dealloc(p, l)
+        } else if INIT.load(Ordering::Relaxed) && p as usize + l.size() == BUMP_NEXT.load(Ordering::Relaxed) {
+            // The last block, freed during initialisation (a temporary,
+            // such as one token's bytes): the next one takes its place,
+            // so the snapshot does not keep it.
+            BUMP_NEXT.store(p as usize, Ordering::Relaxed);
         }
+        // Other bumped memory is never reused.
     }
 
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
         if !in_bump(p) && !INIT.load(Ordering::Relaxed) {
             return System.realloc(p, l, new);
+        }
+        // The last block grows in place while its pages have room.
+        if INIT.load(Ordering::Relaxed)
+            && in_bump(p)
+            && p as usize + l.size() == BUMP_NEXT.load(Ordering::Relaxed)
+            && p as usize + new <= BUMP_END.load(Ordering::Relaxed)
+        {
+            BUMP_NEXT.store(p as usize + new, Ordering::Relaxed);
+            return p;
         }
         let n = self.alloc(Layout::from_size_align_unchecked(new, l.align()));
         if !n.is_null() {

@@ -4,7 +4,8 @@
 //! falls between them through [`step`], chunk by chunk, with the [`Gap`]
 //! the step before returned. Each step counts the bytes and newlines,
 //! redacts (for the counts, and for the lines it keeps), and keeps the
-//! error-looking lines ([`crate::strategies::error_lines`]): the first and
+//! error-looking lines ([`crate::strategies::error_lines`], whose words the
+//! redaction's keyword pass finds on its way): the first and
 //! the last [`KEEP`], each at most [`LINE_MAX`] bytes, with their line
 //! numbers. Like the streaming `redact` step, it commits up to
 //! [`OVERLAP`] bytes before the end of the data, moved back to a line start

@@ -9,8 +9,10 @@
 //! the token budget (about a tenth of it, at four bytes a token; the
 //! rendered output that holds them is still counted exactly). When there are more than fit, the first and the last
 //! ones are shown. The middle a host drained (never in the text) brings
-//! its own error lines, found by the same [`find`] as it was drained
-//! (`entry/drain.rs`); they take their place between those of the text.
+//! its own error lines, the lines [`find`] would give, read from the words
+//! the redaction's keyword pass found as it was drained (`entry/drain.rs`,
+//! [`lines_of`]: one pass over the middle, not two); they take their place
+//! between those of the text.
 
 use std::sync::OnceLock;
 

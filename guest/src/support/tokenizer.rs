@@ -20,8 +20,8 @@
 //! [`CHUNK`] bytes, a chunk ends at the last newline there, as above.
 //!
 //! A chunk is split into pieces and looked up by [`crate::support::pieces`]
-//! (tiktoken's tokens, without its fancy-regex split); tiktoken merges
-//! only the pieces that are not one token.
+//! (tiktoken's tokens, without its fancy-regex split, merged over a
+//! table of token bytes when a piece is not one token).
 //!
 //! The tables (o200k: ~200 000 ranks) are built on first use, once per
 //! instance (or snapshotted at build time), and used only when neither the

@@ -361,14 +361,20 @@ impl Session {
         // What a recall slices is the joined text, so only the blocks that
         // make it are kept: structured content and media would otherwise
         // come back, whole, with every slice.
-        let blocks = text_blocks(result);
+        let owned;
+        let blocks: &[u8] = if only_text_blocks(result) {
+            &bytes // the same bytes: not serialized twice
+        } else {
+            owned = text_blocks(result);
+            &owned
+        };
         if blocks.len() > p.store.max_item_bytes() {
             // A cut prefix of the blocks' JSON would not parse: not kept,
             // and the markers say so.
             return p.sanitizer.sanitize_with(&p.pack, &bytes, &o);
         }
         o.call_id = self.keep_id(tool, code, InputKind::Mcp);
-        let kept = p.store.put(&self.tenant, &o.call_id, &blocks)?;
+        let kept = p.store.put(&self.tenant, &o.call_id, blocks)?;
         o.recall_bytes = (kept > 0).then_some(kept);
         let out = p.sanitizer.sanitize_with(&p.pack, &bytes, &o)?;
         p.store.set_truncated(&o.call_id, out.record.truncated);
@@ -649,6 +655,17 @@ fn text_blocks(result: &Value) -> Vec<u8> {
     serde_json::to_vec(&TextOnly { content, is_error: result.get("isError") }).expect("a JSON value serializes")
 }
 
+/// Whether [`text_blocks`] of `result` is `result` itself: `content`
+/// of text blocks only, then at most `isError`, and nothing else.
+fn only_text_blocks(result: &Value) -> bool {
+    let Some(o) = result.as_object() else { return false };
+    let keys: Vec<&str> = o.keys().map(String::as_str).collect();
+    matches!(keys[..], ["content"] | ["content", "isError"])
+        && o["content"]
+            .as_array()
+            .is_some_and(|c| c.iter().all(|b| b.get("type").and_then(Value::as_str) == Some("text")))
+}
+
 fn line(v: &Value) -> Vec<u8> {
     serde_json::to_vec(v).expect("a JSON value serializes")
 }
@@ -706,5 +723,28 @@ mod tests {
         assert_eq!(r, "{\"t\":\"a\\ud83d\\ude00 b\\ufffd c\\\\ud83d \u{fffd}\"}");
         let v: serde_json::Value = serde_json::from_str(&r).unwrap();
         assert_eq!(v["t"], "a\u{1f600} b\u{fffd} c\\ud83d \u{fffd}");
+    }
+
+    #[test]
+    fn only_text_blocks_means_the_blocks_are_the_result() {
+        let cases = [
+            (r#"{"content":[{"type":"text","text":"a\nb"}]}"#, true),
+            (r#"{"content":[{"type":"text","text":"a"},{"text":"b","type":"text"}],"isError":true}"#, true),
+            (r#"{"content":[]}"#, true),
+            (r#"{"isError":false,"content":[{"type":"text","text":"a"}]}"#, false),
+            (r#"{"content":[{"type":"text","text":"a"}],"structuredContent":{"a":1}}"#, false),
+            (r#"{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}"#, false),
+            (r#"{"content":[{"type":"resource","resource":{"uri":"f","text":"t"}}]}"#, false),
+            (r#"{"content":[{"type":"text","text":"a"}],"_meta":{}}"#, false),
+        ];
+        for (json, same) in cases {
+            let v: serde_json::Value = serde_json::from_str(json).unwrap();
+            assert_eq!(super::only_text_blocks(&v), same, "{json}");
+            // When it says so, serializing once is serializing the blocks
+            // (a `false` only costs the second serialization).
+            if same {
+                assert_eq!(serde_json::to_vec(&v).unwrap(), super::text_blocks(&v), "{json}");
+            }
+        }
     }
 }

@@ -304,6 +304,37 @@ mod tests {
         }
     }
 
+    /// The same check over a tree of real text given by hand (not run
+    /// by `make test`: the corpus is not in the repository), e.g.
+    /// `TOKENS_CORPUS=~/.cargo/registry/src cargo test --release -p
+    /// result-sanitizer-pipeline --lib -- --ignored corpus_tokenizes_the_same`.
+    /// UTF-8 files up to 256 KiB; prints how many files and bytes.
+    #[test]
+    #[ignore]
+    fn corpus_tokenizes_the_same() {
+        let root = std::env::var("TOKENS_CORPUS").expect("TOKENS_CORPUS names a directory");
+        let (mut files, mut bytes) = (0usize, 0usize);
+        let mut stack = vec![std::path::PathBuf::from(root)];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let p = e.path();
+                let Ok(m) = e.metadata() else { continue };
+                if m.is_dir() {
+                    stack.push(p);
+                } else if m.is_file() && m.len() <= 256 << 10 {
+                    if let Ok(s) = std::fs::read_to_string(&p) {
+                        for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+                            same(enc, &s);
+                        }
+                        files += 1;
+                        bytes += s.len();
+                    }
+                }
+            }
+        }
+        println!("{files} files, {bytes} bytes: the same tokens in both encodings");
+    }
+
     fn texts() -> impl Strategy<Value = String> {
         let atoms = prop::sample::select(vec![
             " ", "  ", "\t", "\n", "\r\n", "\r", "\u{a0}", "\u{3000}", "\u{2028}", "\u{85}", "\u{b}", "\u{c}", "a",

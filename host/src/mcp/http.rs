@@ -78,7 +78,7 @@ impl HttpSession {
     fn to_server(&self, msg: &[u8]) -> bool {
         let mut g = self.server_in.lock().expect("stdin lock");
         let Some(w) = g.as_mut() else { return false };
-        let ok = w.write_all(msg).and_then(|()| w.write_all(b"\n")).and_then(|()| w.flush()).is_ok();
+        let ok = super::lines::write_line(w, msg).and_then(|()| w.flush()).is_ok();
         if !ok {
             *g = None;
         }

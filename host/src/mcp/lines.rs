@@ -1,6 +1,6 @@
 //! Newline-delimited messages (the MCP stdio transport), read under a cap.
 
-use std::io::{BufRead, ErrorKind};
+use std::io::{BufRead, ErrorKind, IoSlice, Write};
 
 /// Bytes of an oversized message's start and end kept to find its id.
 const EDGE: usize = 4096;
@@ -76,6 +76,22 @@ pub fn read_line_capped(r: &mut impl BufRead, cap: usize) -> std::io::Result<Lin
             return Ok(Line::Eof);
         }
     }
+}
+
+/// Writes `msg` and a newline in one `writev` where the writer can: a
+/// reader woken by the message then finds it whole.
+pub fn write_line(w: &mut impl Write, msg: &[u8]) -> std::io::Result<()> {
+    let mut bufs = [IoSlice::new(msg), IoSlice::new(b"\n")];
+    let mut bufs = &mut bufs[..];
+    while !bufs.is_empty() {
+        match w.write_vectored(bufs) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut bufs, n),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

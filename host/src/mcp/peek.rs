@@ -1,5 +1,6 @@
-//! What the session notes of a client's request, read without building
-//! the rest of it.
+//! What the session reads of a message, without building the rest of it:
+//! a client's request ([`Request`]), and a server's response with a
+//! tool's result ([`Response`], [`ToolResult`]).
 //!
 //! A request is remembered by its id, method, tool name and the few
 //! arguments that say whether a file tool reads source code. Its other
@@ -13,12 +14,26 @@
 //! 128, which a `Value` refuses. Such a request is then noted as what it
 //! names, where a `Value` would have left it unnoted; either way it goes
 //! to the server, and the answer is sanitized as a tool's result.
+//!
+//! A tool's result, the one message that is megabytes, is left as the
+//! server wrote it (a borrowed [`RawValue`]) and handed to the pipeline as
+//! it is: serde_json writes JSON several times slower than it reads it,
+//! so building a `Value` only to write it out again was most of what the
+//! proxy added to a large result. The response is scanned once for its
+//! members ([`Response::read`]), the result once more for what the proxy
+//! decides from it ([`ToolResult::read`]), and, when a recall keeps only
+//! its text blocks, once more for where they are
+//! ([`ToolResult::text_blocks`]). The pipeline parses the result itself.
+//! Where this differs from a `Value`: a result nested deeper than 128 is
+//! refused by the pipeline (the result is withheld, saying so) rather than
+//! here (withheld as a message that is not JSON).
 
 use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// The arguments that can name the file a tool reads, in the order they
@@ -86,6 +101,18 @@ impl Request {
 /// each is skipped and gives `$none`.
 macro_rules! skip_others {
     ($t:ty, $none:expr) => {
+        skip_scalars!($t, $none);
+        fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<$t, A::Error> {
+            while a.next_element::<IgnoredAny>()?.is_some() {}
+            Ok($none)
+        }
+    };
+}
+
+/// The visits of a [`Visitor`] for a number, a boolean and `null`: each
+/// gives `$none`.
+macro_rules! skip_scalars {
+    ($t:ty, $none:expr) => {
         fn visit_bool<E>(self, _: bool) -> Result<$t, E> {
             Ok($none)
         }
@@ -101,11 +128,330 @@ macro_rules! skip_others {
         fn visit_unit<E>(self) -> Result<$t, E> {
             Ok($none)
         }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<$t, A::Error> {
-            while a.next_element::<IgnoredAny>()?.is_some() {}
-            Ok($none)
-        }
     };
+}
+
+/// A response of the server that may carry a tool's result.
+#[derive(Debug)]
+pub struct Response<'a> {
+    /// `id` (`null` too).
+    pub id: Value,
+    /// `jsonrpc`, when present.
+    pub jsonrpc: Option<Value>,
+    /// `result`, an object, as the server wrote it.
+    pub result: &'a RawValue,
+}
+
+impl<'a> Response<'a> {
+    /// The typed read of one message; `None` unless it is one object (not a
+    /// batch) of UTF-8 with an `id`, a `result` object, no `method` and no
+    /// `error`, and no escape in its result that could be a lone UTF-16
+    /// surrogate: those (which JavaScript servers write) are repaired on
+    /// the `Value` path, where the pipeline would refuse them.
+    pub fn read(line: &'a [u8]) -> Option<Self> {
+        if line.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            return None;
+        }
+        let m: ResponseMsg<'a> = serde_json::from_str(std::str::from_utf8(line).ok()?).ok()?;
+        let result = m.result.filter(|r| r.get().starts_with('{'))?;
+        if m.method || m.error || may_escape_a_surrogate(result.get()) {
+            return None;
+        }
+        Some(Self { id: m.id?, jsonrpc: m.jsonrpc, result })
+    }
+}
+
+/// Whether JSON text has a `\uD800`-`\uDFFF` escape (pairs too, and
+/// `\\ud800`, which is no escape: a `Value` reads those, only slower).
+fn may_escape_a_surrogate(json: &str) -> bool {
+    let b = json.as_bytes();
+    memchr::memmem::find_iter(b, b"\\u")
+        .any(|i| matches!(b.get(i + 2..i + 4), Some([b'd' | b'D', b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F'])))
+}
+
+#[derive(Deserialize)]
+struct ResponseMsg<'a> {
+    #[serde(default, deserialize_with = "present")]
+    method: bool,
+    #[serde(default, deserialize_with = "present")]
+    error: bool,
+    #[serde(default, deserialize_with = "present_value")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present_value")]
+    jsonrpc: Option<Value>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+}
+
+/// What the proxy decides from a tool's result (`CallToolResult` JSON),
+/// read without building it.
+#[derive(Debug, Default, PartialEq)]
+pub struct ToolResult {
+    /// Whether it has `content`.
+    pub content: bool,
+    /// Whether its `content` (an array) is of text blocks only and it has
+    /// no member but `content`, then optionally `isError`: what a recall
+    /// slices ([`Self::text_blocks`]) is then the result itself.
+    pub only_text: bool,
+    /// For each item of `content` (an array), whether the pipeline joins
+    /// its text: a text block, or an embedded resource with text.
+    joined: Vec<bool>,
+}
+
+impl ToolResult {
+    /// Reads `json`, any JSON value (only an object has members); `None`
+    /// when it is not JSON or has `content` or `isError` twice.
+    pub fn read(json: &str) -> Option<Self> {
+        serde_json::from_str(json).ok()
+    }
+
+    /// `json` (the result this was read from) with only the items of
+    /// `content` whose text the pipeline joins, in order, and its
+    /// `isError`: each as the server wrote it.
+    pub fn text_blocks(&self, json: &str) -> Option<Vec<u8>> {
+        let spans: Spans<'_> = serde_json::from_str(json).ok()?;
+        let mut out = b"{\"content\":[".to_vec();
+        let kept = spans.content.iter().zip(&self.joined).filter(|(_, j)| **j);
+        for (i, (item, _)) in kept.enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(item.get().as_bytes());
+        }
+        out.push(b']');
+        if let Some(e) = spans.is_error {
+            out.extend_from_slice(b",\"isError\":");
+            out.extend_from_slice(e.get().as_bytes());
+        }
+        out.push(b'}');
+        Some(out)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolResult {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ToolResult;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<ToolResult, A::Error> {
+                let mut out = ToolResult::default();
+                // Members in order: 1 `content`, 2 `isError`, 3 any other.
+                let mut order = Vec::new();
+                let mut text_only = false;
+                while let Some(k) = a.next_key::<MaybeStr<'de>>()? {
+                    let member = match k.0.as_deref() {
+                        Some("content") => 1,
+                        Some("isError") => 2,
+                        _ => 3,
+                    };
+                    if member < 3 && order.contains(&member) {
+                        return Err(de::Error::custom("a member twice"));
+                    }
+                    order.push(member);
+                    match member {
+                        1 => {
+                            out.content = true;
+                            let items = a.next_value::<Items>()?;
+                            text_only = items.array && items.text.iter().all(|t| *t);
+                            out.joined = items.text.iter().zip(&items.joined).map(|(t, j)| *t || *j).collect();
+                        }
+                        _ => {
+                            a.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                out.only_text = text_only && matches!(order[..], [1] | [1, 2]);
+                Ok(out)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<ToolResult, E> {
+                Ok(ToolResult::default())
+            }
+            skip_others!(ToolResult, ToolResult::default());
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The items of `content`: for each, whether it is a text block, and
+/// whether it is an embedded resource with text; `array` when it is one.
+#[derive(Default)]
+struct Items {
+    array: bool,
+    text: Vec<bool>,
+    joined: Vec<bool>,
+}
+
+impl<'de> Deserialize<'de> for Items {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Items;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Items, A::Error> {
+                let mut out = Items { array: true, ..Items::default() };
+                while let Some(b) = a.next_element::<Block>()? {
+                    out.text.push(b.ty.0.as_deref() == Some("text"));
+                    out.joined.push(b.ty.0.as_deref() == Some("resource") && b.resource.text.0.is_some());
+                }
+                Ok(out)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Items, A::Error> {
+                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Items::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Items, E> {
+                Ok(Items::default())
+            }
+            skip_scalars!(Items, Items::default());
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One item of `content`: its `type` and its resource's `text`, when
+/// strings; the last of duplicate keys, as a `Value` keeps.
+#[derive(Default)]
+struct Block<'a> {
+    ty: MaybeStr<'a>,
+    resource: Resource<'a>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Block<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Block<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Block<'de>, A::Error> {
+                let mut out = Block::default();
+                while let Some(k) = a.next_key::<MaybeStr<'de>>()? {
+                    match k.0.as_deref() {
+                        Some("type") => out.ty = a.next_value()?,
+                        Some("resource") => out.resource = a.next_value()?,
+                        _ => {
+                            a.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(out)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Block<'de>, E> {
+                Ok(Block::default())
+            }
+            skip_others!(Block<'de>, Block::default());
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// An embedded resource's `text`, when a string.
+#[derive(Default)]
+struct Resource<'a> {
+    text: MaybeStr<'a>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Resource<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Resource<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Resource<'de>, A::Error> {
+                let mut out = Resource::default();
+                while let Some(k) = a.next_key::<MaybeStr<'de>>()? {
+                    if k.0.as_deref() == Some("text") {
+                        out.text = a.next_value()?;
+                    } else {
+                        a.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(out)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Resource<'de>, E> {
+                Ok(Resource::default())
+            }
+            skip_others!(Resource<'de>, Resource::default());
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Where the items of `content` and `isError` are in a result's JSON
+/// (the last of duplicate keys); none in any value but an object.
+#[derive(Default)]
+struct Spans<'a> {
+    content: Vec<&'a RawValue>,
+    is_error: Option<&'a RawValue>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Spans<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Spans<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Spans<'de>, A::Error> {
+                let mut out = Spans::default();
+                while let Some(k) = a.next_key::<MaybeStr<'de>>()? {
+                    match k.0.as_deref() {
+                        Some("content") => out.content = a.next_value::<RawItems<'de>>()?.0,
+                        Some("isError") => out.is_error = Some(a.next_value()?),
+                        _ => {
+                            a.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(out)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Spans<'de>, E> {
+                Ok(Spans::default())
+            }
+            skip_others!(Spans<'de>, Spans::default());
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The items of an array, as written; none for any other value.
+struct RawItems<'a>(Vec<&'a RawValue>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawItems<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawItems<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(item) = a.next_element::<&'de RawValue>()? {
+                    out.push(item);
+                }
+                Ok(RawItems(out))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(RawItems(Vec::new()))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(RawItems(Vec::new()))
+            }
+            skip_scalars!(Self::Value, RawItems(Vec::new()));
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Deserialize)]
@@ -270,5 +616,161 @@ mod tests {
         let mut bad = br#"{"id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":""#.to_vec();
         bad.extend_from_slice(b"\xff\"}}}");
         assert!(Request::read(&bad).is_none());
+    }
+
+    /// What a recall slices, by a `Value`: `content`'s text blocks and
+    /// embedded text resources, then `isError` (the rule the typed read
+    /// keeps).
+    fn blocks_by_value(v: &Value) -> Value {
+        let content: Vec<Value> = v["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|b| match b.get("type").and_then(Value::as_str) {
+                Some("text") => true,
+                Some("resource") => b.pointer("/resource/text").is_some_and(Value::is_string),
+                _ => false,
+            })
+            .cloned()
+            .collect();
+        let mut out = serde_json::json!({ "content": content });
+        if let Some(e) = v.get("isError") {
+            out["isError"] = e.clone();
+        }
+        out
+    }
+
+    #[test]
+    fn a_tool_result_is_read_for_its_text_blocks() {
+        let cases = [
+            (r#"{"content":[{"type":"text","text":"a\nb"}]}"#, true),
+            (r#"{"content":[{"type":"text","text":"a"},{"text":"b","type":"text"}],"isError":true}"#, true),
+            (r#" { "content" : [ { "type" : "text" , "text" : "a" } ] , "isError" : null } "#, true),
+            (r#"{"content":[]}"#, true),
+            (r#"{"content":[{"type":"image","type":"text","text":"a"}]}"#, true),
+            (r#"{"isError":false,"content":[{"type":"text","text":"a"}]}"#, false),
+            (r#"{"content":[{"type":"text","text":"a"}],"structuredContent":{"a":1}}"#, false),
+            (r#"{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}"#, false),
+            (r#"{"content":[{"type":"resource","resource":{"uri":"f","text":"t"}}]}"#, false),
+            (r#"{"content":[{"type":"text","text":"a"}],"_meta":{}}"#, false),
+            (r#"{"content":"x","isError":true}"#, false),
+            (r#"{"content":{"type":"text","text":"a"}}"#, false),
+            (r#"{"content":[1,"a",null,[{"type":"text","text":"a"}],{"type":["text"]}]}"#, false),
+            (
+                r#"{"structuredContent":{"content":"t"},"content":[{"type":"image","data":"AA=="},{"type":"text","text":"a\u00e9"},{"type":"resource","resource":{"uri":"f","text":"t"}},{"type":"resource","resource":{"uri":"g","blob":"AA=="}},{"type":"resource","resource":{"text":1}}],"isError":false}"#,
+                false,
+            ),
+            (r#"[{"content":[]}]"#, false),
+            (r#""text""#, false),
+        ];
+        for (json, only_text) in cases {
+            let read = ToolResult::read(json).expect("read");
+            let v: Value = serde_json::from_str(json).unwrap();
+            assert_eq!(read.only_text, only_text, "{json}");
+            assert_eq!(read.content, v.get("content").is_some(), "{json}");
+            let blocks = read.text_blocks(json).expect("spans");
+            let blocks: Value = serde_json::from_slice(&blocks).expect("the blocks are JSON");
+            assert_eq!(blocks, blocks_by_value(&v), "{json}");
+            if only_text {
+                assert_eq!(blocks, v, "{json}");
+            }
+        }
+        // Items are kept as written: not read into a `Value` and out again.
+        let json = r#"{"content":[{"text":"a\/b \u0041","type":"text"}],"structuredContent":{}}"#;
+        let blocks = ToolResult::read(json).unwrap().text_blocks(json).unwrap();
+        assert_eq!(String::from_utf8(blocks).unwrap(), r#"{"content":[{"text":"a\/b \u0041","type":"text"}]}"#);
+        // Which of two members a `Value` keeps depends on its order: not read.
+        for json in [r#"{"content":[],"isError":true,"content":[]}"#, r#"{"isError":1,"isError":2}"#, "{"] {
+            assert!(ToolResult::read(json).is_none(), "{json}");
+        }
+    }
+
+    /// A result-shaped JSON value: members `content` (blocks of any
+    /// type, resources with and without text, or any value), `isError`
+    /// and others, in any order, or any value at all.
+    fn result_like() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::collection::vec;
+        use proptest::prelude::*;
+        let object = |kv: Vec<(&str, Value)>| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
+        let leaf = || {
+            prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                Just(Value::from(1)),
+                Just(Value::from("text")),
+                Just(Value::from("a\nb\u{e9}\"")),
+                Just(serde_json::json!({ "type": "text" })),
+                Just(serde_json::json!([{ "type": "text", "text": "a" }])),
+            ]
+        };
+        let entry = prop_oneof![
+            prop::sample::select(vec!["text", "resource", "image", ""]).prop_map(|t| ("type", Value::from(t))),
+            leaf().prop_map(|v| ("type", v)),
+            Just(("text", Value::from("a\nb"))),
+            prop_oneof![
+                Just(serde_json::json!({ "uri": "f", "text": "t" })),
+                Just(serde_json::json!({ "text": 1 })),
+                Just(serde_json::json!({ "blob": "AA==" })),
+                leaf(),
+            ]
+            .prop_map(|r| ("resource", r)),
+            leaf().prop_map(|v| ("x", v)),
+        ];
+        let block = prop_oneof![4 => vec(entry, 0..4).prop_map(object), 1 => leaf()];
+        let content = prop_oneof![4 => vec(block, 0..5).prop_map(Value::Array), 1 => leaf()];
+        let member = prop_oneof![
+            3 => content.prop_map(|c| ("content", c)),
+            2 => leaf().prop_map(|v| ("isError", v)),
+            1 => leaf().prop_map(|v| ("structuredContent", v)),
+            1 => leaf().prop_map(|v| ("_meta", v)),
+        ];
+        prop_oneof![8 => vec(member, 0..4).prop_map(object), 1 => leaf()]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        /// The typed read of any result, compact or pretty, says what a
+        /// `Value` of it says.
+        #[test]
+        fn the_typed_read_of_a_result_agrees_with_a_value(v in result_like(), pretty in proptest::bool::ANY) {
+            let json = if pretty { serde_json::to_string_pretty(&v).unwrap() } else { v.to_string() };
+            let read = ToolResult::read(&json).expect("read");
+            let o = v.as_object();
+            let keys: Vec<&str> = o.map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
+            let only_text = matches!(keys[..], ["content"] | ["content", "isError"])
+                && v["content"]
+                    .as_array()
+                    .is_some_and(|c| c.iter().all(|b| b.get("type").and_then(Value::as_str) == Some("text")));
+            proptest::prop_assert_eq!(read.only_text, only_text, "{}", json);
+            proptest::prop_assert_eq!(read.content, v.get("content").is_some());
+            let blocks: Value = serde_json::from_slice(&read.text_blocks(&json).expect("spans")).expect("JSON");
+            proptest::prop_assert_eq!(blocks, blocks_by_value(&v), "{}", json);
+        }
+    }
+
+    #[test]
+    fn a_response_is_read_when_its_result_is_an_object() {
+        let r = Response::read(br#"{"jsonrpc":"2.0","id":"7","result":{"content":[]}}"#).expect("read");
+        assert_eq!((r.id, r.jsonrpc, r.result.get()), ("7".into(), Some("2.0".into()), r#"{"content":[]}"#));
+        let r = Response::read(br#" {"result" : {"content":[]} ,"id":null}"#).expect("read");
+        assert_eq!((r.id, r.jsonrpc), (Value::Null, None));
+        for line in [
+            r#"{"id":1,"result":{},"method":"x"}"#,
+            r#"{"id":1,"result":{},"error":null}"#,
+            r#"{"result":{}}"#,
+            r#"{"id":1,"result":null}"#,
+            r#"{"id":1,"result":[{}]}"#,
+            r#"{"id":1,"result":{},"result":{}}"#,
+            r#"[{"id":1,"result":{}}]"#,
+            r#"{"id":1,"result":{"content":[{"type":"text","text":"\ud83d\ude00"}]}}"#,
+            r#"{"id":1,"result":{"content":[{"type":"text","text":"\uDC00"}]}}"#,
+            r#"{"id":1,"result":{}} x"#,
+        ] {
+            assert!(Response::read(line.as_bytes()).is_none(), "{line}");
+        }
+        // Not UTF-8 inside the result: repaired on the `Value` path.
+        assert!(Response::read(b"{\"id\":1,\"result\":{\"a\":\"\xff\"}}").is_none());
+        // Other escapes are passed on.
+        assert!(Response::read(br#"{"id":1,"result":{"a":"\u00e9\\u\u0064800"}}"#).is_some());
     }
 }

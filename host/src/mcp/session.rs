@@ -14,7 +14,7 @@ use std::borrow::Cow;
 
 use serde_json::{json, Value};
 
-use super::peek::Request;
+use super::peek::{Request, Response, ToolResult};
 use super::Proxy;
 use crate::api::{InputKind, Options, OutputFormat, OutputSource, Slice, SliceUnit};
 
@@ -211,6 +211,9 @@ impl Session {
     /// still does not parse answers the pending request it names with an
     /// error, or is dropped.
     pub fn from_server<'a>(&self, line_in: &'a [u8]) -> Option<Cow<'a, [u8]>> {
+        if let Some(out) = self.tool_response(line_in) {
+            return Some(Cow::Owned(out));
+        }
         let (v, repaired) = match serde_json::from_slice::<Value>(line_in) {
             Ok(v) => (v, false),
             Err(e) => match serde_json::from_str::<Value>(&repair(line_in)) {
@@ -248,6 +251,31 @@ impl Session {
         Some(Cow::Owned(out))
     }
 
+    /// The answer to a pending `tools/call`, sanitized from its result as
+    /// the server wrote it (see [`super::peek`]); `None` when `line_in` is
+    /// not one, or needs more than its typed read (it is then read as a
+    /// `Value`, the request still pending).
+    fn tool_response(&self, line_in: &[u8]) -> Option<Vec<u8>> {
+        let r = Response::read(line_in)?;
+        let json = r.result.get();
+        let read = ToolResult::read(json)?;
+        let key = r.id.to_string();
+        let (tool, code) = {
+            let mut pending = self.pending.lock().expect("pending lock");
+            // A created task (no content) is noted on the `Value` path.
+            match pending.get(&key) {
+                Some((_, Kind::ToolCall { task, .. })) if read.content || !task => {}
+                _ => return None,
+            }
+            match pending.remove(&key) {
+                Some((_, Kind::ToolCall { tool, code, .. })) => (tool, code),
+                _ => unreachable!("checked above"),
+            }
+        };
+        let new = self.sanitize_tool(&tool, code, json, &read);
+        Some(result_line(&r.jsonrpc.unwrap_or_else(|| "2.0".into()), &r.id, &new))
+    }
+
     /// A response, sanitized as what it answers, written out; `None`:
     /// unchanged.
     fn response(&self, m: &Value) -> Option<Vec<u8>> {
@@ -283,7 +311,9 @@ impl Session {
                 }
                 // Anything else is sanitized as a result, or withheld if
                 // it is not one the pipeline reads.
-                self.sanitize_tool(&tool, code, result)
+                let json = result.to_string();
+                let read = ToolResult::read(&json).expect("a Value writes JSON without duplicate keys");
+                self.sanitize_tool(&tool, code, &json, &read)
             }
             Kind::ToolsList { first } => self.tools_list(result, first)?.to_string(),
             Kind::Resource => match self.sanitize_resource(result) {
@@ -332,10 +362,10 @@ impl Session {
         }
     }
 
-    /// A `CallToolResult`, sanitized, as JSON text; on failure an
-    /// `isError` result saying why, never the result.
-    fn sanitize_tool(&self, tool: &str, code: Option<String>, result: &Value) -> String {
-        match self.sanitize_call_result(tool, code, result) {
+    /// A `CallToolResult` (`json`, read as `read`), sanitized, as JSON
+    /// text; on failure an `isError` result saying why, never the result.
+    fn sanitize_tool(&self, tool: &str, code: Option<String>, json: &str, read: &ToolResult) -> String {
+        match self.sanitize_call_result(tool, code, json, read) {
             // Validated JSON (the host parsed it): passed on as it is.
             Ok(out) => out.message,
             Err(e) => {
@@ -348,35 +378,36 @@ impl Session {
         &self,
         tool: &str,
         code: Option<String>,
-        result: &Value,
+        json: &str,
+        read: &ToolResult,
     ) -> crate::error::Result<crate::api::Sanitized> {
         let p = &self.proxy;
-        let bytes = serde_json::to_vec(result).expect("a JSON value serializes");
+        let bytes = json.as_bytes();
         let mut o = self.options(tool, InputKind::Mcp);
         // A source file read by a tool is redacted as code.
         o.content_type = code.clone();
         if !p.config.recall.enabled {
-            return p.sanitizer.sanitize_with(&p.pack, &bytes, &o);
+            return p.sanitizer.sanitize_with(&p.pack, bytes, &o);
         }
         // What a recall slices is the joined text, so only the blocks that
         // make it are kept: structured content and media would otherwise
         // come back, whole, with every slice.
         let owned;
-        let blocks: &[u8] = if only_text_blocks(result) {
-            &bytes // the same bytes: not serialized twice
+        let blocks: &[u8] = if read.only_text {
+            bytes
         } else {
-            owned = text_blocks(result);
+            owned = read.text_blocks(json).expect("read from this JSON");
             &owned
         };
         if blocks.len() > p.store.max_item_bytes() {
             // A cut prefix of the blocks' JSON would not parse: not kept,
             // and the markers say so.
-            return p.sanitizer.sanitize_with(&p.pack, &bytes, &o);
+            return p.sanitizer.sanitize_with(&p.pack, bytes, &o);
         }
         o.call_id = self.keep_id(tool, code, InputKind::Mcp);
         let kept = p.store.put(&self.tenant, &o.call_id, blocks)?;
         o.recall_bytes = (kept > 0).then_some(kept);
-        let out = p.sanitizer.sanitize_with(&p.pack, &bytes, &o)?;
+        let out = p.sanitizer.sanitize_with(&p.pack, bytes, &o)?;
         p.store.set_truncated(&o.call_id, out.record.truncated);
         Ok(out)
     }
@@ -633,39 +664,6 @@ fn candidate_ids(head: &[u8], tail: &[u8]) -> Vec<String> {
     out
 }
 
-/// A `CallToolResult` with only the blocks whose text the pipeline joins
-/// (text, embedded text resources), in order, and its `isError`.
-fn text_blocks(result: &Value) -> Vec<u8> {
-    #[derive(serde::Serialize)]
-    struct TextOnly<'a> {
-        content: Vec<&'a Value>,
-        #[serde(rename = "isError", skip_serializing_if = "Option::is_none")]
-        is_error: Option<&'a Value>,
-    }
-    let content: Vec<&Value> = result["content"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|b| match b.get("type").and_then(Value::as_str) {
-            Some("text") => true,
-            Some("resource") => b.pointer("/resource/text").is_some_and(Value::is_string),
-            _ => false,
-        })
-        .collect();
-    serde_json::to_vec(&TextOnly { content, is_error: result.get("isError") }).expect("a JSON value serializes")
-}
-
-/// Whether [`text_blocks`] of `result` is `result` itself: `content`
-/// of text blocks only, then at most `isError`, and nothing else.
-fn only_text_blocks(result: &Value) -> bool {
-    let Some(o) = result.as_object() else { return false };
-    let keys: Vec<&str> = o.keys().map(String::as_str).collect();
-    matches!(keys[..], ["content"] | ["content", "isError"])
-        && o["content"]
-            .as_array()
-            .is_some_and(|c| c.iter().all(|b| b.get("type").and_then(Value::as_str) == Some("text")))
-}
-
 fn line(v: &Value) -> Vec<u8> {
     serde_json::to_vec(v).expect("a JSON value serializes")
 }
@@ -723,28 +721,5 @@ mod tests {
         assert_eq!(r, "{\"t\":\"a\\ud83d\\ude00 b\\ufffd c\\\\ud83d \u{fffd}\"}");
         let v: serde_json::Value = serde_json::from_str(&r).unwrap();
         assert_eq!(v["t"], "a\u{1f600} b\u{fffd} c\\ud83d \u{fffd}");
-    }
-
-    #[test]
-    fn only_text_blocks_means_the_blocks_are_the_result() {
-        let cases = [
-            (r#"{"content":[{"type":"text","text":"a\nb"}]}"#, true),
-            (r#"{"content":[{"type":"text","text":"a"},{"text":"b","type":"text"}],"isError":true}"#, true),
-            (r#"{"content":[]}"#, true),
-            (r#"{"isError":false,"content":[{"type":"text","text":"a"}]}"#, false),
-            (r#"{"content":[{"type":"text","text":"a"}],"structuredContent":{"a":1}}"#, false),
-            (r#"{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}"#, false),
-            (r#"{"content":[{"type":"resource","resource":{"uri":"f","text":"t"}}]}"#, false),
-            (r#"{"content":[{"type":"text","text":"a"}],"_meta":{}}"#, false),
-        ];
-        for (json, same) in cases {
-            let v: serde_json::Value = serde_json::from_str(json).unwrap();
-            assert_eq!(super::only_text_blocks(&v), same, "{json}");
-            // When it says so, serializing once is serializing the blocks
-            // (a `false` only costs the second serialization).
-            if same {
-                assert_eq!(serde_json::to_vec(&v).unwrap(), super::text_blocks(&v), "{json}");
-            }
-        }
     }
 }

@@ -87,7 +87,7 @@ impl Shared {
             message.into()
         };
         let mut w = self.out.lock().expect("out lock");
-        let _ = w.write_all(&one).and_then(|()| w.write_all(b"\n"));
+        let _ = super::lines::write_line(&mut *w, &one);
     }
 
     fn with_headers<B>(&self, mut r: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {

@@ -138,6 +138,10 @@ impl Ruleset {
         // Per rule: keyword hit starts (keyword-anchored rules) or merged
         // windows (the others), in text order.
         let mut found: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.rules.len()];
+        // Rules this mode leaves out get no windows: in a tool's output
+        // the keywords of the errors-only rules (`user`, `fc`) can hit on
+        // every line.
+        let off: Vec<bool> = self.rules.iter().map(|r| !applies(r, mode)).collect();
         let ac = if text.len() >= DFA_MIN_TEXT {
             self.keywords_dfa
                 .get_or_init(|| keyword_automaton(&self.patterns, AhoCorasickKind::DFA).ok())
@@ -152,6 +156,9 @@ impl Ruleset {
                 e.push(m.range());
             }
             for &ri in &self.keyword_rules[pid] {
+                if off[ri] {
+                    continue;
+                }
                 let rule = &self.rules[ri];
                 let list = &mut found[ri];
                 if let Anchor::Keyword(_) = self.plan(rule).anchor {
@@ -192,7 +199,7 @@ impl Ruleset {
                 }
             }
         }
-        for &ri in &self.unanchored {
+        for &ri in self.unanchored.iter().filter(|ri| !off[**ri]) {
             found[ri] = vec![(0, text.len())];
         }
         let mut propagate: Vec<(String, String)> = Vec::new();
@@ -204,18 +211,6 @@ impl Ruleset {
         for &ri in order {
             let rule = &self.rules[ri];
             let list = &found[ri];
-            if rule.strict_only && (mode.lenient || (rule.tenant && mode.lenient_tenant)) {
-                continue;
-            }
-            if rule.errors_only && !mode.scrub {
-                continue;
-            }
-            // A home path in source code was written by its author
-            // (`/home/foo` in a test), not printed by a tool about the
-            // user running it; tenant roots still apply.
-            if mode.code && rule.path {
-                continue;
-            }
             let before = out.spans.len();
             // Capture slots, made on the first try and reused by the others.
             let mut slots = None;
@@ -426,6 +421,20 @@ fn allow_marked_lines(text: &str, spans: &mut Vec<Span>) {
 }
 
 /// The line starts in `b[from..to]`.
+/// Whether `rule` runs in `mode`.
+fn applies(rule: &CompiledRule, mode: Mode) -> bool {
+    if rule.strict_only && (mode.lenient || (rule.tenant && mode.lenient_tenant)) {
+        return false;
+    }
+    if rule.errors_only && !mode.scrub {
+        return false;
+    }
+    // A home path in source code was written by its author (`/home/foo`
+    // in a test), not printed by a tool about the user running it;
+    // tenant roots still apply.
+    !(mode.code && rule.path)
+}
+
 pub(super) fn line_starts(b: &[u8], from: usize, to: usize) -> impl Iterator<Item = usize> + '_ {
     let first = (from == 0 || b[from - 1] == b'\n').then_some(from);
     first

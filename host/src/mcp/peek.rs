@@ -30,6 +30,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -254,9 +255,9 @@ impl<'de> Deserialize<'de> for ToolResult {
                     match member {
                         1 => {
                             out.content = true;
-                            let items = a.next_value::<Items>()?;
-                            text_only = items.array && items.text.iter().all(|t| *t);
-                            out.joined = items.text.iter().zip(&items.joined).map(|(t, j)| *t || *j).collect();
+                            let blocks = a.next_value::<Seq<Block<'de>>>()?.0;
+                            text_only = blocks.as_ref().is_some_and(|b| b.iter().all(Block::text));
+                            out.joined = blocks.unwrap_or_default().iter().map(Block::joined).collect();
                         }
                         _ => {
                             a.next_value::<IgnoredAny>()?;
@@ -275,42 +276,69 @@ impl<'de> Deserialize<'de> for ToolResult {
     }
 }
 
-/// The items of `content`: for each, whether it is a text block, and
-/// whether it is an embedded resource with text; `array` when it is one.
-#[derive(Default)]
-struct Items {
-    array: bool,
-    text: Vec<bool>,
-    joined: Vec<bool>,
-}
+/// The items of an array, each read as `T`; `None` for any other value
+/// (skipped).
+struct Seq<T>(Option<Vec<T>>);
 
-impl<'de> Deserialize<'de> for Items {
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Seq<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Items;
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Seq<T>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("any JSON value")
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Items, A::Error> {
-                let mut out = Items { array: true, ..Items::default() };
-                while let Some(b) = a.next_element::<Block>()? {
-                    out.text.push(b.ty.0.as_deref() == Some("text"));
-                    out.joined.push(b.ty.0.as_deref() == Some("resource") && b.resource.text.0.is_some());
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Seq<T>, A::Error> {
+                let mut out = Vec::new();
+                while let Some(x) = a.next_element()? {
+                    out.push(x);
                 }
-                Ok(out)
+                Ok(Seq(Some(out)))
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Items, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Seq<T>, A::Error> {
                 while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Items::default())
+                Ok(Seq(None))
             }
-            fn visit_str<E>(self, _: &str) -> Result<Items, E> {
-                Ok(Items::default())
+            fn visit_str<E>(self, _: &str) -> Result<Seq<T>, E> {
+                Ok(Seq(None))
             }
-            skip_scalars!(Items, Items::default());
+            skip_scalars!(Seq<T>, Seq(None));
         }
-        d.deserialize_any(V)
+        d.deserialize_any(V(PhantomData))
     }
+}
+
+/// A `Deserialize` for `$t` (a `Default`, read as `$v`): an object read
+/// member by member, `$body` taking each value (or skipping it) with the
+/// map access `$a`, its key `$key` (`None` if not a string) and the value
+/// built so far `$out`; any other value, skipped, is the default.
+macro_rules! members {
+    ([$($g:tt)*] $t:ty => $v:ty, |$out:ident, $key:ident, $a:ident| $body:block) => {
+        impl<$($g)*> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $v;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str("any JSON value")
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, mut $a: A) -> Result<$v, A::Error> {
+                        let mut $out = <$v>::default();
+                        while let Some(k) = $a.next_key::<MaybeStr<'de>>()? {
+                            let $key = k.0.as_deref();
+                            $body
+                        }
+                        Ok($out)
+                    }
+                    fn visit_str<E>(self, _: &str) -> Result<$v, E> {
+                        Ok(<$v>::default())
+                    }
+                    skip_others!($v, <$v>::default());
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
 }
 
 /// One item of `content`: its `type` and its resource's `text`, when
@@ -321,33 +349,26 @@ struct Block<'a> {
     resource: Resource<'a>,
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Block<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Block<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Block<'de>, A::Error> {
-                let mut out = Block::default();
-                while let Some(k) = a.next_key::<MaybeStr<'de>>()? {
-                    match k.0.as_deref() {
-                        Some("type") => out.ty = a.next_value()?,
-                        Some("resource") => out.resource = a.next_value()?,
-                        _ => {
-                            a.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(out)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Block<'de>, E> {
-                Ok(Block::default())
-            }
-            skip_others!(Block<'de>, Block::default());
+members!(['de: 'a, 'a] Block<'a> => Block<'de>, |out, key, a| {
+    match key {
+        Some("type") => out.ty = a.next_value()?,
+        Some("resource") => out.resource = a.next_value()?,
+        _ => {
+            a.next_value::<IgnoredAny>()?;
         }
-        d.deserialize_any(V)
+    }
+});
+
+impl Block<'_> {
+    /// A text block.
+    fn text(&self) -> bool {
+        self.ty.0.as_deref() == Some("text")
+    }
+
+    /// A block whose text the pipeline joins: a text block, or an
+    /// embedded resource with text.
+    fn joined(&self) -> bool {
+        self.text() || (self.ty.0.as_deref() == Some("resource") && self.resource.text.0.is_some())
     }
 }
 
@@ -357,33 +378,13 @@ struct Resource<'a> {
     text: MaybeStr<'a>,
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Resource<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Resource<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Resource<'de>, A::Error> {
-                let mut out = Resource::default();
-                while let Some(k) = a.next_key::<MaybeStr<'de>>()? {
-                    if k.0.as_deref() == Some("text") {
-                        out.text = a.next_value()?;
-                    } else {
-                        a.next_value::<IgnoredAny>()?;
-                    }
-                }
-                Ok(out)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Resource<'de>, E> {
-                Ok(Resource::default())
-            }
-            skip_others!(Resource<'de>, Resource::default());
-        }
-        d.deserialize_any(V)
+members!(['de: 'a, 'a] Resource<'a> => Resource<'de>, |out, key, a| {
+    if key == Some("text") {
+        out.text = a.next_value()?;
+    } else {
+        a.next_value::<IgnoredAny>()?;
     }
-}
+});
 
 /// Where the items of `content` and `isError` are in a result's JSON
 /// (the last of duplicate keys); none in any value but an object.
@@ -393,66 +394,15 @@ struct Spans<'a> {
     is_error: Option<&'a RawValue>,
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Spans<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Spans<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Spans<'de>, A::Error> {
-                let mut out = Spans::default();
-                while let Some(k) = a.next_key::<MaybeStr<'de>>()? {
-                    match k.0.as_deref() {
-                        Some("content") => out.content = a.next_value::<RawItems<'de>>()?.0,
-                        Some("isError") => out.is_error = Some(a.next_value()?),
-                        _ => {
-                            a.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(out)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Spans<'de>, E> {
-                Ok(Spans::default())
-            }
-            skip_others!(Spans<'de>, Spans::default());
+members!(['de: 'a, 'a] Spans<'a> => Spans<'de>, |out, key, a| {
+    match key {
+        Some("content") => out.content = a.next_value::<Seq<&RawValue>>()?.0.unwrap_or_default(),
+        Some("isError") => out.is_error = Some(a.next_value()?),
+        _ => {
+            a.next_value::<IgnoredAny>()?;
         }
-        d.deserialize_any(V)
     }
-}
-
-/// The items of an array, as written; none for any other value.
-struct RawItems<'a>(Vec<&'a RawValue>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for RawItems<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawItems<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                let mut out = Vec::new();
-                while let Some(item) = a.next_element::<&'de RawValue>()? {
-                    out.push(item);
-                }
-                Ok(RawItems(out))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(RawItems(Vec::new()))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(RawItems(Vec::new()))
-            }
-            skip_scalars!(Self::Value, RawItems(Vec::new()));
-        }
-        d.deserialize_any(V)
-    }
-}
+});
 
 #[derive(Deserialize)]
 struct Msg<'a> {
@@ -541,35 +491,15 @@ impl<'de: 'a, 'a> Deserialize<'de> for MaybeStr<'a> {
 #[derive(Default)]
 struct Args([Option<String>; 6]);
 
-impl<'de> Deserialize<'de> for Args {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Args;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Args, A::Error> {
-                let mut out = Args::default();
-                while let Some(k) = a.next_key::<MaybeStr<'de>>()? {
-                    match k.0.and_then(|k| PATH_ARGS.iter().position(|p| *p == k)) {
-                        // The last of duplicate keys, as a `Value` keeps.
-                        Some(i) => out.0[i] = a.next_value::<MaybeStr<'de>>()?.0.map(Cow::into_owned),
-                        None => {
-                            a.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(out)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Args, E> {
-                Ok(Args::default())
-            }
-            skip_others!(Args, Args::default());
+members!(['de] Args => Args, |out, key, a| {
+    match key.and_then(|k| PATH_ARGS.iter().position(|p| *p == k)) {
+        // The last of duplicate keys, as a `Value` keeps.
+        Some(i) => out.0[i] = a.next_value::<MaybeStr<'de>>()?.0.map(Cow::into_owned),
+        None => {
+            a.next_value::<IgnoredAny>()?;
         }
-        d.deserialize_any(V)
     }
-}
+});
 
 #[cfg(test)]
 mod tests {

@@ -48,6 +48,35 @@ fn json_over_budget_stays_valid_json_with_counts_as_data() {
     assert_eq!(r.structure.as_ref().unwrap().items as usize, omitted);
 }
 
+/// The fuzz finding `fuzz/corpus/json/regress-markers-over-a-256-token-budget`:
+/// at the smallest budget, the markers of a result cut by the byte cap
+/// with thinned structured content, in an untrusted frame, were 260
+/// tokens. The summary line now goes, and the rest fits.
+#[test]
+fn markers_alone_fit_the_smallest_budget() {
+    // A JSON document of 1 MB as the text (read whole, under the byte cap),
+    // and as the structured content.
+    let v = json!({"items": (0..12_000).map(|i| json!({"id": i, "name": format!("item {i}")})).collect::<Vec<_>>()});
+    let input = serde_json::to_vec(&json!({
+        "content": [{"type": "text", "text": serde_json::to_string_pretty(&v).unwrap()}],
+        "structuredContent": v,
+    }))
+    .unwrap();
+    for format in [OutputFormat::Mcp, OutputFormat::Openai, OutputFormat::Anthropic] {
+        let mut o = opts("api");
+        o.input = InputKind::Mcp;
+        o.format = format;
+        o.untrusted = true;
+        o.max_tokens = Some(256);
+        let out = sanitizer().sanitize(&input, &o).unwrap();
+        let t = visible_text(&out, format);
+        assert!(out.record.byte_cap_hit && out.record.truncated);
+        assert!(tokens(&t, Encoding::O200kBase) <= 256, "{format:?}: {} tokens\n{t}", tokens(&t, Encoding::O200kBase));
+        assert!(t.contains("[truncated: byte cap of 262144 bytes reached"), "{t}");
+        assert!(t.contains("[truncated: omitted bytes 0-"), "{t}");
+    }
+}
+
 #[test]
 fn json_cut_by_the_byte_cap_is_closed_and_says_so() {
     let mut o = opts("api");

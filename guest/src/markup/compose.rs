@@ -35,8 +35,10 @@ pub(crate) struct Compose<'p> {
 
 impl Compose<'_> {
     /// The content with its markers, before framing; and how many error
-    /// lines from the omitted middle it shows.
-    pub fn compose(&self, cut: Cut) -> (String, u64) {
+    /// lines from the omitted middle it shows. `header`: with the summary
+    /// line that opens a cut or capped text (without it, each cut still has
+    /// its own marker).
+    pub fn compose(&self, cut: Cut, header: bool) -> (String, u64) {
         let (p, totals) = (self.p, self.totals);
         if self.is_empty {
             return (notice::NO_OUTPUT.into(), 0);
@@ -45,7 +47,7 @@ impl Compose<'_> {
         let mut out = String::with_capacity(cut.head_end + (text.len() - cut.tail_start) + 512);
         let mut shown_errors = 0;
         let omits = p.omits(cut);
-        if omits || self.cap_hit {
+        if header && (omits || self.cap_hit) {
             let parts = usize::from(cut.head_end > 0) + usize::from(omits && cut.tail_start < text.len());
             let shown = if omits {
                 (p.byte_end(cut.head_end) - p.base.byte) + (totals.read_bytes - p.byte(cut.tail_start))

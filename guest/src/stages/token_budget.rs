@@ -13,8 +13,10 @@
 //!    the token boundaries from the start of the head and the end of the
 //!    tail (moved to character, then line, boundaries).
 //! 4. Render and count again; while over, shrink both shares by the excess
-//!    and retry. After a few rounds the content goes entirely, which fits
-//!    because the minimum budget is larger than any marker.
+//!    and retry. After a few rounds the content goes entirely. The minimum
+//!    budget is larger than any one marker, but not always than all of them
+//!    (a cut, the byte cap, notes and an untrusted frame at 256 tokens): then
+//!    the summary line that opens the text goes too.
 
 use crate::stages::char_budget::{snap_head, snap_tail, Cut};
 use crate::stages::wrap::{Rendered, Renderer};
@@ -72,6 +74,16 @@ pub fn fit(
     }
     let rendered = render(empty);
     let n = tok.count(rendered.text.as_str());
+    if n > budget {
+        // The markers alone are over a small budget (several cuts, notes,
+        // an untrusted frame): the summary line goes first; each cut keeps
+        // its own marker.
+        let terse = r.render_terse(empty);
+        let m = tok.count(terse.text.as_str());
+        if m < n {
+            return Fitted { rendered: terse, tokens: Some(m as u64), whole_lines: true };
+        }
+    }
     Fitted { rendered, tokens: Some(n as u64), whole_lines: true }
 }
 

@@ -129,8 +129,18 @@ pub(crate) struct Renderer<'a> {
 impl Renderer<'_> {
     /// The final text for `cut`.
     pub fn render(&self, cut: Cut) -> Rendered {
+        self.render_with(cut, true)
+    }
+
+    /// [`Self::render`] without the summary line, for a budget the
+    /// markers alone are over (see [`crate::stages::token_budget`]).
+    pub fn render_terse(&self, cut: Cut) -> Rendered {
+        self.render_with(cut, false)
+    }
+
+    fn render_with(&self, cut: Cut, header: bool) -> Rendered {
         let cut = self.compose.p.avoid_replacements(cut);
-        let (inner, error_lines) = self.compose.compose(cut);
+        let (inner, error_lines) = self.compose.compose(cut, header);
         let (text, final_counts) = finish(self.opts, &self.pass, self.error_line, &inner);
         Rendered { text, cut, final_counts, error_lines }
     }

@@ -23,6 +23,14 @@ use result_sanitizer::registry::{Registry, RegistryConfig};
 use result_sanitizer::signing::{self, PublicKey, SecretKey, TrustPolicy};
 use result_sanitizer::{default_options, Error, Limits, LoadedPack, Sanitizer};
 
+/// `println!` that returns the error: when the reader of stdout has gone
+/// (`| head`), `main` ends quietly instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        writeln!(io::stdout().lock(), $($arg)*)
+    };
+}
+
 #[derive(Parser)]
 #[command(name = "result-sanitizer", version, about = "Bound, redact and wrap tool output before it reaches a model.")]
 struct Cli {
@@ -503,7 +511,7 @@ fn sanitize(file: &Option<PathBuf>, so: &SanitizeOpts) -> Result<(), Error> {
     opts.source = if len.is_some() { OutputSource::File } else { OutputSource::Pipe };
     let input = read_input(&s, pack, &mut opts, reader, len, so.drain_limit)?;
     let out = s.sanitize_with(pack, &input, &opts)?;
-    println!("{}", out.message);
+    outln!("{}", out.message)?;
     Ok(())
 }
 
@@ -539,7 +547,7 @@ fn sanitize_round(
             Err(e) => serde_json::json!({ "error": e.to_string() }),
         })
         .collect();
-    println!("{}", serde_json::to_string(&out).expect("serializes"));
+    outln!("{}", serde_json::to_string(&out).expect("serializes"))?;
     Ok(())
 }
 
@@ -597,7 +605,7 @@ fn run(so: &SanitizeOpts, timeout: Option<std::time::Duration>, command: &[Strin
         }
     }
     let msg = s.sanitize_with(pack, &out.output.bytes, &opts)?;
-    println!("{}", msg.message);
+    outln!("{}", msg.message)?;
     Ok(())
 }
 
@@ -758,7 +766,7 @@ fn pack_cmd(cmd: &PackCmd) -> Result<(), Error> {
             } else {
                 format!(", may relax {}", signed.may_relax.join(","))
             };
-            println!(
+            outln!(
                 "ok: pack `{}` {} for tenant `{}`, WIT {}, signed by {}, expires {}{relax}",
                 v.manifest.name,
                 v.manifest.version,
@@ -766,12 +774,12 @@ fn pack_cmd(cmd: &PackCmd) -> Result<(), Error> {
                 v.manifest.wit_version,
                 signed.key_id,
                 signed.expires.as_deref().unwrap_or("never")
-            );
+            )?;
             Ok(())
         }
         PackCmd::Check { rules } => {
             let rf = parse_rules(rules)?;
-            println!("{}: {} rules, all examples hold", rules.display(), rf.rules.len());
+            outln!("{}: {} rules, all examples hold", rules.display(), rf.rules.len())?;
             Ok(())
         }
         PackCmd::Inspect { pack } => {
@@ -787,7 +795,7 @@ fn pack_cmd(cmd: &PackCmd) -> Result<(), Error> {
             v["expires"] = sig.as_ref().and_then(|s| s.expires.clone()).into();
             v["may_relax"] = sig.as_ref().map(|s| s.may_relax.clone()).unwrap_or_default().into();
             v["signed"] = sig.is_some().into();
-            println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+            outln!("{}", serde_json::to_string_pretty(&v).expect("json"))?;
             Ok(())
         }
     }
@@ -807,7 +815,7 @@ fn keygen(prefix: &Path) -> Result<(), Error> {
         f.write_all(sk.to_text().as_bytes())?;
     }
     std::fs::write(&public, sk.public().to_text())?;
-    println!("key id {}: wrote {} and {}", sk.public().key_id(), key.display(), public.display());
+    outln!("key id {}: wrote {} and {}", sk.public().key_id(), key.display(), public.display())?;
     Ok(())
 }
 
@@ -841,6 +849,9 @@ fn main() -> ExitCode {
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of our output went away (`| head`): no error of ours
+        // to report; the status a shell gives a command SIGPIPE ended.
+        Err(Error::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::from(128 + 13),
         Err(e) => {
             let _ = io::stdout().flush();
             eprintln!("result-sanitizer: error: {e}");

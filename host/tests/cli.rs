@@ -206,6 +206,29 @@ fn failures_are_one_line_on_stderr_with_nonzero_exit() {
     assert!(!o.status.success());
 }
 
+/// `result-sanitizer sanitize log | head`: the reader of stdout is gone
+/// before anything is written (its end is closed before the input's end, so
+/// the order is fixed). No panic and no error line: the status a shell
+/// gives a command that SIGPIPE ended, as `cat` would have.
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    let log = std::fs::read(root().join("examples/build-log.txt")).unwrap();
+    for args in [&["sanitize"][..], &["redact"][..], &["sanitize", "--format", "anthropic"][..]] {
+        let mut child =
+            bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        drop(child.stdout.take());
+        let mut input = child.stdin.take().unwrap();
+        // The child may already have failed and closed its stdin: its
+        // status and stderr below say why.
+        let _ = input.write_all(&log);
+        drop(input);
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(141), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn pack_build_reports_file_and_line() {
     let dir = std::env::temp_dir().join(format!("rs-pack-{}", std::process::id()));

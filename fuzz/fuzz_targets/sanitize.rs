@@ -20,7 +20,8 @@ struct Case {
     format: u8,
     untrusted: bool,
     lenient: bool,
-    tool_error: bool,
+    /// A tool error, its message this many copies of a trace line long.
+    tool_error: Option<u8>,
     content_type: u8,
 }
 
@@ -39,9 +40,11 @@ fuzz_target!(|c: Case| {
     o.untrusted = c.untrusted;
     o.lenient = c.lenient;
     // The error message is redacted like the output: it carries a secret.
-    o.tool_error = c
-        .tool_error
-        .then(|| ToolError { code: "exit-status-1".into(), message: format!("failed with {}", SECRETS[1]) });
+    // A long one (a stack trace) is cut to its share of the budget.
+    o.tool_error = c.tool_error.map(|n| ToolError {
+        code: "exit-status-1".into(),
+        message: format!("failed with {}\n{}", SECRETS[1], "  at handler (src/server.rs:42)\n".repeat(n.into())),
+    });
     o.content_type = [None, Some("text/plain"), Some("application/json"), Some("text/html"), Some("image/png")]
         [c.content_type as usize % 5]
         .map(String::from);

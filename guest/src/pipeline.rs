@@ -14,8 +14,9 @@
 
 use crate::api::{ContentClass, Gap, InputKind, Options, SanitizeError, Sanitized, Stage};
 use crate::markup::compose::Compose;
+use crate::markup::frame::{self, ErrorLine};
 use crate::markup::marker::Recall;
-use crate::markup::{frame, notice};
+use crate::markup::notice;
 use crate::options;
 use crate::pack::CompiledPack;
 use crate::record::RecordBuilder;
@@ -219,8 +220,8 @@ pub(crate) fn sanitize_visible(
 
     // Fit to the budgets, structure first; every attempt is rendered.
     let totals = capped.totals(stats.lines, &budget, recall);
-    let error_line = tool_error_line(opts, &pass, &mut record);
     let token_budget = budget.max_tokens.saturating_sub(structured_tokens + record.media_tokens());
+    let error_line = tool_error_line(opts, &pass, tok, token_budget, &mut record);
     let shapes = structure::shapes(body.class, &located.text);
     let renderer = Renderer {
         compose: Compose {
@@ -242,7 +243,7 @@ pub(crate) fn sanitize_visible(
         },
         opts,
         pass,
-        error_line: error_line.as_deref(),
+        error_line: error_line.as_ref(),
     };
     let fit = Fit {
         opts,
@@ -262,6 +263,11 @@ pub(crate) fn sanitize_visible(
     if let Some(e) = pass.error() {
         return Err(e);
     }
+    // A terse render showed the bare line: a cut when it differs.
+    if out.terse && error_line.as_ref().is_some_and(|e| e.bare != e.line) {
+        record.error_line_cut();
+    }
+    let error_line = error_line.map(|e| if out.terse { e.bare } else { e.line });
 
     // The record, then the message.
     record.add_counts(out.final_counts.counts);
@@ -321,11 +327,22 @@ fn shown_options<'o>(opts: &'o Options, pass: &Pass, record: &mut RecordBuilder)
 }
 
 /// The `[code] message` line of a tool error, its message redacted (and
-/// counted) like the content, since it is caller text.
-fn tool_error_line(opts: &Options, pass: &Pass, record: &mut RecordBuilder) -> Option<String> {
+/// counted) like the content, since it is caller text. Every render holds
+/// it, before the content: it may take a quarter of the content's `tokens`.
+fn tool_error_line(
+    opts: &Options,
+    pass: &Pass,
+    tok: Tokenizer<'_>,
+    tokens: u32,
+    record: &mut RecordBuilder,
+) -> Option<ErrorLine> {
     let e = opts.tool_error.as_ref()?;
     let message = pass.redact_text(&e.message, &mut record.counts);
-    Some(frame::error_line(&e.code, &message))
+    let line = ErrorLine::new(&e.code, &message, tok, tokens as usize / 4);
+    if line.cut {
+        record.error_line_cut();
+    }
+    Some(line)
 }
 
 /// Binary output: omitted, reported as a tool error.
@@ -338,8 +355,8 @@ fn binary(
     tok: Tokenizer<'_>,
     mut record: RecordBuilder,
 ) -> (Sanitized, String) {
-    let error_line = tool_error_line(opts, pass, &mut record);
-    let text = frame::frame(opts, error_line.as_deref(), &notice::binary(n, format));
+    let error_line = tool_error_line(opts, pass, tok, record.budget().max_tokens, &mut record);
+    let text = frame::frame(opts, error_line.as_ref().map(|e| e.line.as_str()), &notice::binary(n, format));
     record.stage(Stage::Wrap, n, text.len());
     record.binary(total.unwrap_or(n as u64).max(n as u64));
     let tokens = tok.count_unless_fits(&text, record.budget().max_tokens as usize);

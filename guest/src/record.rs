@@ -43,6 +43,8 @@ pub(crate) struct RecordBuilder {
     pub counts: Counts,
     /// Cuts made in thinning MCP structured content, added to the text's.
     structured_cuts: Option<StructureCuts>,
+    /// The tool error's message was cut (see `pipeline::tool_error_line`).
+    error_line_cut: bool,
 }
 
 impl RecordBuilder {
@@ -81,7 +83,7 @@ impl RecordBuilder {
             recallable: false,
             round: None,
         };
-        Self { rec, counts: Counts::new(), structured_cuts: None }
+        Self { rec, counts: Counts::new(), structured_cuts: None, error_line_cut: false }
     }
 
     /// Findings the final pass dropped to keep the pipeline's markup.
@@ -173,9 +175,15 @@ impl RecordBuilder {
         r.omitted = vec![Span { start_byte: 0, end_byte: original_bytes, start_line: 0, end_line: 0 }];
     }
 
+    /// The tool error's message was cut to its share of the budget.
+    pub fn error_line_cut(&mut self) {
+        self.error_line_cut = true;
+    }
+
     /// Closes the record with the model-visible text and its token count
     /// (none when the budget was proved without counting).
     pub fn finish(mut self, out: &str, tokens: Option<u64>) -> SanitizeRecord {
+        self.rec.truncated |= self.error_line_cut;
         if let Some(sc) = self.structured_cuts.take() {
             // Structured content was thinned: its cuts join the text's.
             let r = self.rec.structure.get_or_insert_with(no_cuts);

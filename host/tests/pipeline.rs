@@ -194,6 +194,42 @@ fn tool_errors_become_code_and_safe_message() {
     assert_mcp_valid(&json(&out));
 }
 
+/// An embedder that passes a whole stack trace as the error's message: the
+/// line precedes the content in every render, so before it was bounded a
+/// message over the budget made the host refuse the result (the render was
+/// over budget however the content was cut). Now the message takes at most
+/// a quarter of the budget, the cut is marked, and the output is whole.
+#[test]
+fn a_stack_trace_as_the_error_message_is_cut_and_the_output_kept() {
+    let trace: String = (0..3000).map(|i| format!("  at handler{i} (src/server.rs:{i})\n")).collect();
+    let output = "step 1 ok\nstep 2 ok\nstep 3 FAILED: relation \"users\" does not exist\n";
+    for (max_tokens, untrusted, format) in
+        [(256, true, OutputFormat::Mcp), (256, false, OutputFormat::Anthropic), (8000, true, OutputFormat::Openai)]
+    {
+        let mut o = opts("psql");
+        o.max_tokens = Some(max_tokens);
+        o.untrusted = untrusted;
+        o.format = format;
+        o.tool_error =
+            Some(ToolError { code: "exception".into(), message: format!("ConnectionError with key {AWS}\n{trace}") });
+        let out = sanitizer().sanitize(output.as_bytes(), &o).unwrap();
+        let text = visible_text(&out, format);
+        assert!(tokens(&text, Encoding::O200kBase) <= max_tokens as usize, "{text}");
+        let line = text.lines().next().unwrap();
+        assert!(
+            line.starts_with("[exception] ConnectionError with key [REDACTED:aws-access-key-id]   at handler0"),
+            "{line}"
+        );
+        // Sizes are the message's as the line would hold it: redacted.
+        let bytes = "ConnectionError with key [REDACTED:aws-access-key-id]\n".len() + trace.len();
+        assert!(line.ends_with(&format!(" of {bytes} bytes]")), "{line}");
+        assert!(line.contains("… [truncated: error message cut after "), "{line}");
+        assert!(tokens(line, Encoding::O200kBase) <= max_tokens as usize / 4 + 20, "{line}");
+        assert!(text.contains(output), "the output is whole: {text}");
+        assert!(out.is_error && out.record.truncated && !out.message.contains(AWS));
+    }
+}
+
 #[test]
 fn openai_and_anthropic_shapes() {
     let mut o = opts("grep");

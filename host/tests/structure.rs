@@ -8,6 +8,7 @@ use std::time::Duration;
 use common::{assert_mcp_valid, json, opts, sanitizer, tokens, visible_text};
 use result_sanitizer::api::{
     ContentClass, Encoding, InputKind, OutputFormat, RoundInput, RoundOptions, Slice, SliceUnit, Stage, Strategy,
+    ToolError,
 };
 use result_sanitizer::recall::{OutputStore, RecallError, StoreConfig};
 use result_sanitizer::Error;
@@ -62,18 +63,30 @@ fn markers_alone_fit_the_smallest_budget() {
         "structuredContent": v,
     }))
     .unwrap();
-    for format in [OutputFormat::Mcp, OutputFormat::Openai, OutputFormat::Anthropic] {
+    // With a tool error too, its message a stack trace: cut to its share.
+    let trace: String = (0..500).map(|i| format!("at handler{i} (src/api.rs:{i})\n")).collect();
+    let bare = format!("[exception] … [truncated: error message cut after 0 of {} bytes]", trace.len());
+    let errors = [None, Some(ToolError { code: "exception".into(), message: trace })];
+    for (format, error) in [OutputFormat::Mcp, OutputFormat::Openai, OutputFormat::Anthropic]
+        .into_iter()
+        .flat_map(|f| errors.iter().map(move |e| (f, e.clone())))
+    {
         let mut o = opts("api");
         o.input = InputKind::Mcp;
         o.format = format;
         o.untrusted = true;
         o.max_tokens = Some(256);
+        o.tool_error = error;
         let out = sanitizer().sanitize(&input, &o).unwrap();
         let t = visible_text(&out, format);
         assert!(out.record.byte_cap_hit && out.record.truncated);
         assert!(tokens(&t, Encoding::O200kBase) <= 256, "{format:?}: {} tokens\n{t}", tokens(&t, Encoding::O200kBase));
         assert!(t.contains("[truncated: byte cap of 262144 bytes reached"), "{t}");
         assert!(t.contains("[truncated: omitted bytes 0-"), "{t}");
+        if o.tool_error.is_some() {
+            // Only the code is left of the trace, and the marker says so.
+            assert!(t.starts_with(&bare), "{t}");
+        }
     }
 }
 

@@ -2,9 +2,13 @@
 //!
 //! Untrusted content is framed by the boundary from the spec; the closing
 //! tag is explicit so that a `---` line inside the content closes nothing,
-//! and look-alikes inside the content were defanged earlier.
+//! and look-alikes inside the content were defanged earlier. The error
+//! line is bounded by a share of the token budget, since every render
+//! holds it whatever the cut.
 
 use crate::api::Options;
+use crate::markup::marker;
+use crate::support::tokenizer::Tokenizer;
 
 /// Opening tag of the untrusted-source boundary (content that imitates it
 /// is defanged).
@@ -80,11 +84,39 @@ pub fn unframe<'t>(opts: &Options, error_line: Option<&str>, framed: &'t str, en
     Some(if ends_line { rest } else { rest.strip_suffix('\n').unwrap_or(rest) })
 }
 
-/// The `[code] message` line of a tool execution error.
-pub fn error_line(code: &str, message: &str) -> String {
-    let code = header_value(code, "error");
-    let message = message.replace(['\r', '\n'], " ");
-    format!("[{code}] {message}")
+/// The `[code] message` line of a tool execution error, in the two forms
+/// a render may show.
+pub struct ErrorLine {
+    /// Within its share of the budget: a line over it (a stack trace, say)
+    /// keeps the message's first tokens, then a marker with the sizes.
+    pub line: String,
+    /// The code and the marker alone, for a budget the markers alone are
+    /// over (see `stages::token_budget`); `line` when that is no longer.
+    pub bare: String,
+    /// `line` cut the message.
+    pub cut: bool,
+}
+
+impl ErrorLine {
+    /// The line for `code` and `message`, its message within `share` tokens.
+    pub fn new(code: &str, message: &str, tok: Tokenizer<'_>, share: usize) -> Self {
+        let code = header_value(code, "error");
+        let message = message.replace(['\r', '\n'], " ");
+        let whole = format!("[{code}] {message}");
+        // The code stays whole; sizes are the message's bytes as the line
+        // holds them (one space per line break).
+        let start = whole.len() - message.len();
+        let cut_at = |keep: usize| format!("{}{}", &whole[..keep], marker::error_message(keep - start, message.len()));
+        let bare = cut_at(start);
+        let bare_shorter = tok.count_within(&whole, tok.count(&bare)).is_none();
+        let (line, cut) = if tok.count_within(&whole, share).is_some() {
+            (whole, false)
+        } else {
+            (cut_at(start.max(tok.prefix_bytes(&whole, share))), true)
+        };
+        let bare = if bare_shorter { bare } else { line.clone() };
+        Self { line, bare, cut }
+    }
 }
 
 #[cfg(test)]
@@ -105,6 +137,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_long_error_message_is_cut_within_its_share() {
+        let tok = Tokenizer::get(crate::api::Encoding::O200kBase);
+        let e = ErrorLine::new("exit-status-1", "failed\nat step 3", tok, 32);
+        assert_eq!((e.line.as_str(), e.cut), ("[exit-status-1] failed at step 3", false));
+        // A short message is its own bare form: the marker would be longer.
+        assert_eq!(e.bare, e.line);
+        let trace: String = (0..400).map(|i| format!("at frame{i} (src/mod{i}.rs:{i})\n")).collect();
+        let e = ErrorLine::new("exception", &trace, tok, 32);
+        let line = e.line;
+        assert!(e.cut);
+        let (kept, marker) = line.split_once("… [truncated:").unwrap();
+        assert!(kept.starts_with("[exception] at frame0 (src/mod0.rs:0) at frame1"), "{line}");
+        assert!(tok.count(kept) <= 32, "{line}");
+        let shown = kept.len() - "[exception] ".len();
+        assert_eq!(marker, format!(" error message cut after {shown} of {} bytes]", trace.len()));
+        assert_eq!(&trace.replace('\n', " ")[..shown], &kept["[exception] ".len()..]);
+        // A share below the code's own tokens still keeps the code whole.
+        let e = ErrorLine::new("exit-status-1", &trace, tok, 1);
+        let bare = format!("[exit-status-1] … [truncated: error message cut after 0 of {} bytes]", trace.len());
+        assert!(e.cut && e.line == bare && e.bare == bare, "{}", e.line);
+        // The bare form of a long message is the code and the marker.
+        let e = ErrorLine::new("exception", &trace, tok, 32);
+        assert_eq!(e.bare, bare.replace("exit-status-1", "exception"));
     }
 
     #[test]

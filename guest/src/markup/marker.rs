@@ -212,6 +212,11 @@ pub fn json_keys(omitted: usize, rest: &str) -> (String, String) {
     (format!("{PREFIX}]"), format!("{omitted} more keys omitted{rest}"))
 }
 
+/// Ends a tool error's message cut to its share of the token budget.
+pub fn error_message(kept: usize, total: usize) -> String {
+    format!("… {PREFIX} error message cut after {kept} of {total} bytes]")
+}
+
 /// Inside thinned JSON: a long string shortened in place.
 pub fn json_string(head: &str, omitted: usize, rest: &str) -> String {
     format!("{head}… {PREFIX} {omitted} chars omitted{rest}]")

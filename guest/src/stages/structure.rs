@@ -41,6 +41,8 @@ pub(crate) struct Outcome {
     pub omitted: Vec<Span>,
     /// What the final pass replaced and left alone.
     pub final_counts: FinalPass,
+    /// Rendered terse (see [`Renderer::render_terse`]).
+    pub terse: bool,
 }
 
 /// The text to fit and how it is rendered.
@@ -145,7 +147,7 @@ fn json_structure(f: &Fit, record: &mut RecordBuilder) -> Option<Outcome> {
         // The final redaction must leave the document valid.
         let (doc, counts) = FinalPass::run(&r.pass, &doc);
         serde_json::from_str::<Value>(&doc).ok()?;
-        let framed = crate::markup::frame::frame(f.opts, r.error_line, &doc);
+        let framed = crate::markup::frame::frame(f.opts, r.error_line.map(|e| e.line.as_str()), &doc);
         let tokens = f.tok.count_within(&framed, f.token_budget as usize)?;
         Some((framed, counts, tokens))
     });
@@ -160,6 +162,7 @@ fn json_structure(f: &Fit, record: &mut RecordBuilder) -> Option<Outcome> {
         kept: Vec::new(),
         omitted: Vec::new(),
         final_counts: counts,
+        terse: false,
     })
 }
 
@@ -215,6 +218,7 @@ fn whole_records(f: &Fit, r: &Records, record: &mut RecordBuilder) -> Option<Out
         kept,
         omitted,
         final_counts,
+        terse: false,
     })
 }
 
@@ -231,7 +235,7 @@ fn head_tail(f: &Fit, record: &mut RecordBuilder) -> Outcome {
         f64::from(budget.head_chars) / f64::from(budget.head_chars + budget.tail_chars)
     };
     let fitted = token_budget::fit(&p.text, char_cut, char_lines, f.token_budget, head_share, f.tok, f.renderer);
-    let Rendered { text: out, cut, final_counts, error_lines } = fitted.rendered;
+    let Rendered { text: out, cut, final_counts, error_lines, terse } = fitted.rendered;
     record.stage(Stage::TokenBudget, kept_after_chars, cut.head_end + (p.text.len() - cut.tail_start));
     record.stage(Stage::Wrap, p.text.len(), out.len());
     let omits = p.omits(cut);
@@ -260,6 +264,7 @@ fn head_tail(f: &Fit, record: &mut RecordBuilder) -> Outcome {
         kept,
         omitted,
         final_counts,
+        terse,
     }
 }
 

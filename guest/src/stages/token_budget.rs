@@ -16,7 +16,8 @@
 //!    and retry. After a few rounds the content goes entirely. The minimum
 //!    budget is larger than any one marker, but not always than all of them
 //!    (a cut, the byte cap, notes and an untrusted frame at 256 tokens): then
-//!    the summary line that opens the text goes too.
+//!    the summary line that opens the text goes too, and a tool error's
+//!    line keeps its code and a marker only.
 
 use crate::stages::char_budget::{snap_head, snap_tail, Cut};
 use crate::stages::wrap::{Rendered, Renderer};
@@ -76,8 +77,8 @@ pub fn fit(
     let n = tok.count(rendered.text.as_str());
     if n > budget {
         // The markers alone are over a small budget (several cuts, notes,
-        // an untrusted frame): the summary line goes first; each cut keeps
-        // its own marker.
+        // an untrusted frame): the summary line and a tool error's message
+        // go; each cut keeps its own marker.
         let terse = r.render_terse(empty);
         let m = tok.count(terse.text.as_str());
         if m < n {

@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 
 use crate::api::{Options, OutputFormat, SanitizeRecord};
 use crate::markup::compose::Compose;
-use crate::markup::frame;
+use crate::markup::frame::{self, ErrorLine};
 use crate::record::Counts;
 use crate::stages::char_budget::Cut;
 use crate::stages::redact::Pass;
@@ -112,6 +112,8 @@ pub(crate) struct Rendered {
     pub final_counts: FinalPass,
     /// Error lines of the omitted middle shown.
     pub error_lines: u64,
+    /// Rendered terse: no summary line, the tool error's line bare.
+    pub terse: bool,
 }
 
 /// Renders cuts of one text for the model.
@@ -123,7 +125,7 @@ pub(crate) struct Renderer<'a> {
     /// The redaction pass for the final text.
     pub pass: Pass<'a>,
     /// The `[code] message` line of a tool error.
-    pub error_line: Option<&'a str>,
+    pub error_line: Option<&'a ErrorLine>,
 }
 
 impl Renderer<'_> {
@@ -132,8 +134,9 @@ impl Renderer<'_> {
         self.render_with(cut, true)
     }
 
-    /// [`Self::render`] without the summary line, for a budget the
-    /// markers alone are over (see [`crate::stages::token_budget`]).
+    /// [`Self::render`] without the summary line and with the tool error's
+    /// line bare, for a budget the markers alone are over (see
+    /// [`crate::stages::token_budget`]).
     pub fn render_terse(&self, cut: Cut) -> Rendered {
         self.render_with(cut, false)
     }
@@ -141,8 +144,9 @@ impl Renderer<'_> {
     fn render_with(&self, cut: Cut, header: bool) -> Rendered {
         let cut = self.compose.p.avoid_replacements(cut);
         let (inner, error_lines) = self.compose.compose(cut, header);
-        let (text, final_counts) = finish(self.opts, &self.pass, self.error_line, &inner);
-        Rendered { text, cut, final_counts, error_lines }
+        let error_line = self.error_line.map(|e| if header { e.line.as_str() } else { e.bare.as_str() });
+        let (text, final_counts) = finish(self.opts, &self.pass, error_line, &inner);
+        Rendered { text, cut, final_counts, error_lines, terse: !header }
     }
 }
 

@@ -849,8 +849,9 @@ fn main() -> ExitCode {
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
-        // The reader of our output went away (`| head`): no error of ours
-        // to report; the status a shell gives a command SIGPIPE ended.
+        // The reader of a pipe we write went away (`| head`, a `--report`
+        // FIFO): the status a shell gives a command SIGPIPE ended, as for
+        // `cat`, whose default SIGPIPE action Rust turns into this error.
         Err(Error::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::from(128 + 13),
         Err(e) => {
             let _ = io::stdout().flush();

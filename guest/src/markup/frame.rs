@@ -87,8 +87,9 @@ pub fn unframe<'t>(opts: &Options, error_line: Option<&str>, framed: &'t str, en
 /// The `[code] message` line of a tool execution error, in the two forms
 /// a render may show.
 pub struct ErrorLine {
-    /// Within its share of the budget: a line over it (a stack trace, say)
-    /// keeps the message's first tokens, then a marker with the sizes.
+    /// Within its share of the budget plus a marker's tokens: a line over
+    /// its share (a stack trace, say) keeps the message's first tokens,
+    /// then a marker with the sizes, unless the cut would be no shorter.
     pub line: String,
     /// The code and the marker alone, for a budget the markers alone are
     /// over (see `stages::token_budget`); `line` when that is no longer.
@@ -101,21 +102,25 @@ impl ErrorLine {
     /// The line for `code` and `message`, its message within `share` tokens.
     pub fn new(code: &str, message: &str, tok: Tokenizer<'_>, share: usize) -> Self {
         let code = header_value(code, "error");
-        let message = message.replace(['\r', '\n'], " ");
+        let message = message.replace("\r\n", " ").replace(['\r', '\n'], " ");
         let whole = format!("[{code}] {message}");
         // The code stays whole; sizes are the message's bytes as the line
         // holds them (one space per line break).
         let start = whole.len() - message.len();
         let cut_at = |keep: usize| format!("{}{}", &whole[..keep], marker::error_message(keep - start, message.len()));
         let bare = cut_at(start);
-        let bare_shorter = tok.count_within(&whole, tok.count(&bare)).is_none();
-        let (line, cut) = if tok.count_within(&whole, share).is_some() {
-            (whole, false)
-        } else {
-            (cut_at(start.max(tok.prefix_bytes(&whole, share))), true)
-        };
-        let bare = if bare_shorter { bare } else { line.clone() };
-        Self { line, bare, cut }
+        let bare = tok.count_within(&whole, tok.count(&bare)).map_or(bare, |_| whole.clone());
+        if tok.count_within(&whole, share).is_some() {
+            return Self { line: whole, bare, cut: false };
+        }
+        // A line only a few tokens over its share stays whole: cutting it
+        // would lose text and save none (the marker costs ~15 tokens). The
+        // bound is the same either way: the share plus a marker.
+        let line = cut_at(start.max(tok.prefix_bytes(&whole, share)));
+        match tok.count_within(&whole, tok.count(&line)) {
+            Some(_) => Self { line: whole, bare, cut: false },
+            None => Self { line, bare, cut: true },
+        }
     }
 }
 
@@ -163,6 +168,26 @@ mod tests {
         // The bare form of a long message is the code and the marker.
         let e = ErrorLine::new("exception", &trace, tok, 32);
         assert_eq!(e.bare, bare.replace("exit-status-1", "exception"));
+        // CRLF is one line break: one space.
+        let e = ErrorLine::new("E", "a\r\nb\rc\nd", tok, 32);
+        assert_eq!(e.line, "[E] a b c d");
+    }
+
+    #[test]
+    fn a_line_a_few_tokens_over_its_share_is_not_cut() {
+        let tok = Tokenizer::get(crate::api::Encoding::O200kBase);
+        let message: String = (0..40).map(|i| format!("word{i} ")).collect();
+        let whole = format!("[exception] {message}");
+        let n = tok.count(&whole);
+        // Cutting this line to its share would add a marker as long as the
+        // tokens cut: it stays whole, and nothing is reported cut.
+        for over in 1..4 {
+            let e = ErrorLine::new("exception", &message, tok, n - over);
+            assert_eq!((e.line.as_str(), e.cut), (whole.as_str(), false), "{over} over");
+        }
+        // Far over its share, a cut saves tokens and is made.
+        let e = ErrorLine::new("exception", &message, tok, n / 4);
+        assert!(e.cut && tok.count(&e.line) < n, "{}", e.line);
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! threshold, the original size, the kept ranges and the recovery route
 //! (byte `offset`/`limit` and line numbers), so that a model neither
 //! mistakes a fragment for the whole nor re-reads what it already has.
+//! The exception is [`error_message`]: a tool error's message is not
+//! kept, so its marker gives the sizes only.
 //! Numbers are positions in the original output: bytes from 0, exclusive
 //! ends; lines from 1, inclusive.
 

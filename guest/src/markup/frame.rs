@@ -108,8 +108,10 @@ impl ErrorLine {
         // holds them (one space per line break).
         let start = whole.len() - message.len();
         let cut_at = |keep: usize| format!("{}{}", &whole[..keep], marker::error_message(keep - start, message.len()));
+        // `whole` has no more tokens than `s` (counting stops past them).
+        let no_longer_than = |s: &str| tok.count_within(&whole, tok.count(s)).is_some();
         let bare = cut_at(start);
-        let bare = tok.count_within(&whole, tok.count(&bare)).map_or(bare, |_| whole.clone());
+        let bare = if no_longer_than(&bare) { whole.clone() } else { bare };
         if tok.count_within(&whole, share).is_some() {
             return Self { line: whole, bare, cut: false };
         }
@@ -117,9 +119,10 @@ impl ErrorLine {
         // would lose text and save none (the marker costs ~15 tokens). The
         // bound is the same either way: the share plus a marker.
         let line = cut_at(start.max(tok.prefix_bytes(&whole, share)));
-        match tok.count_within(&whole, tok.count(&line)) {
-            Some(_) => Self { line: whole, bare, cut: false },
-            None => Self { line, bare, cut: true },
+        if no_longer_than(&line) {
+            Self { line: whole, bare, cut: false }
+        } else {
+            Self { line, bare, cut: true }
         }
     }
 }

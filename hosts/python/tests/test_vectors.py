@@ -90,9 +90,12 @@ def test_vector_through_the_library(sanitizer: Any, record_validator: Any, path:
 
 
 def test_the_command_prints_each_vectors_message(record_validator: Any) -> None:
-    for path in VECTOR_FILES:
-        v = load(path)
-        r = run_cli(v["flags"], stdin_of(v))
+    from concurrent.futures import ThreadPoolExecutor
+
+    vs = [load(p) for p in VECTOR_FILES]
+    with ThreadPoolExecutor(4) as pool:
+        runs = list(pool.map(lambda v: run_cli(v["flags"], stdin_of(v)), vs))
+    for v, r in zip(vs, runs):
         resp = json.loads(v["response"])
         if "Ok" in resp:
             assert r.returncode == 0, f"{v['name']}: {r.stderr.decode()}"

@@ -39,21 +39,32 @@ class _Verifier:
             raise SanitizeError("invalid rule pack", "the verifier component exports no pack-verifier")
         self.index = {n: self.component.get_export_index(n, iface) for n in ("verify", "describe", "key-id", "check-manifest")}
         self.lock = threading.Lock()
+        self.live: Optional[tuple[wasmtime.Store, Any]] = None
+        self.calls = 0
 
     def call(self, name: str, *args: Any) -> Any:
-        # A fresh store per call: nothing carries over between packs.
+        # One instance serves many calls; after any trap (and every 256
+        # calls, so no allocator state grows for long) a fresh one.
         with self.lock:
-            store = wasmtime.Store(self.engine)
-            store.set_fuel(_VERIFY_FUEL)
-            store.set_limits(memory_size=256 << 20)
-            inst = self.linker.instantiate(store, self.component)
+            if self.live is None or self.calls >= 256:
+                store = wasmtime.Store(self.engine)
+                store.set_limits(memory_size=256 << 20)
+                store.set_fuel(_VERIFY_FUEL)
+                self.live = (store, self.linker.instantiate(store, self.component))
+                self.calls = 0
+            store, inst = self.live
             index = self.index[name]
             if index is None:
                 raise SanitizeError("invalid rule pack", f"the verifier component has no export {name}")
             f = inst.get_func(store, index)
             assert f is not None
-            out = f(store, *args)
-            return out
+            store.set_fuel(_VERIFY_FUEL)
+            self.calls += 1
+            try:
+                return f(store, *args)
+            except Exception:
+                self.live = None
+                raise
 
 
 _lock = threading.Lock()

@@ -92,6 +92,7 @@ _VAL = ffi.wasmtime_component_val_t
 _VAL_SIZE = ctypes.sizeof(_VAL)
 _VAL_OFF = _VAL.of.offset
 _U8_KIND = ffi.WASMTIME_COMPONENT_U8.value
+_PIECE = 16384
 _FAST = _VAL.kind.offset == 0 and _VAL_SIZE >= 16 and _VAL_OFF > 0
 
 _orig_to_c = ListType.convert_to_c
@@ -105,11 +106,14 @@ def _to_c(self: ListType, store: Any, val: Any, ptr: Any) -> None:
     n = len(data)
     raw = ffi.wasmtime_component_vallist_t()
     ffi.wasmtime_component_vallist_new_uninit(raw, n)
-    if n:
-        buf = bytearray(_VAL_SIZE * n)
-        buf[0::_VAL_SIZE] = bytes((_U8_KIND,)) * n
-        buf[_VAL_OFF::_VAL_SIZE] = data
-        ctypes.memmove(raw.data, (ctypes.c_char * len(buf)).from_buffer(buf), len(buf))
+    # In pieces, so the temporary layout stays small (512 KiB) whatever n.
+    base = ctypes.cast(raw.data, ctypes.c_void_p).value or 0
+    for at in range(0, n, _PIECE):
+        part = data[at : at + _PIECE]
+        buf = bytearray(_VAL_SIZE * len(part))
+        buf[0::_VAL_SIZE] = bytes((_U8_KIND,)) * len(part)
+        buf[_VAL_OFF::_VAL_SIZE] = part
+        ctypes.memmove(base + at * _VAL_SIZE, (ctypes.c_char * len(buf)).from_buffer(buf), len(buf))
     ptr.contents.kind = ffi.WASMTIME_COMPONENT_LIST
     ptr.contents.of.list = raw
 
@@ -119,10 +123,12 @@ def _from_c(self: ListType, c: Any) -> Any:
         return _orig_from_c(self, c)
     n = c.of.list.size
     try:
-        if n == 0:
-            return b""
-        raw = ctypes.string_at(c.of.list.data, _VAL_SIZE * n)
-        return raw[_VAL_OFF::_VAL_SIZE]
+        base = ctypes.cast(c.of.list.data, ctypes.c_void_p).value or 0
+        out = bytearray()
+        for at in range(0, n, _PIECE):
+            k = min(_PIECE, n - at)
+            out += ctypes.string_at(base + at * _VAL_SIZE, _VAL_SIZE * k)[_VAL_OFF::_VAL_SIZE]
+        return bytes(out)
     finally:
         ffi.wasmtime_component_vallist_delete(ctypes.byref(c.of.list))
 

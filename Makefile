@@ -16,7 +16,7 @@ CORE      := target/$(WASM_TARGET)/release/result_sanitizer_pipeline.wasm
 BIN       := target/release/result-sanitizer
 SHARED    ?= $(abspath ../shared)
 
-.PHONY: all build wasm-target components js-host test-packs mcp-deps docker-gateway-check lint demo test test-rust test-js test-go edge edge-http edge-worker edge-test edge-bench wasmtime-cli fuzz cargo-fuzz vectors bench precision clean
+.PHONY: all build wasm-target components js-host test-packs mcp-deps docker-gateway-check lint demo test test-rust test-js test-go test-python edge edge-http edge-worker edge-test edge-bench wasmtime-cli fuzz cargo-fuzz vectors bench precision clean
 
 all: build
 
@@ -160,6 +160,9 @@ $(GITLEAKS):
 bench: build mcp-deps $(GITLEAKS)
 	target/release/examples/bench --gitleaks $(GITLEAKS)
 	@echo
+	@$(MAKE) --no-print-directory $(PY_PKG)
+	target/py-venv/bin/python examples/python/bench.py
+	@echo
 	target/release/examples/bench_tenants 1000
 	@echo
 	@$(MAKE) --no-print-directory edge-bench
@@ -286,13 +289,38 @@ test-go: build
 	@$(MAKE) --no-print-directory test-packs
 	cd hosts/go && go vet ./... && go test -count=1 ./...
 
+# Python host (hosts/python): a venv under target/ with every package pinned
+# (hosts/python/requirements-test.txt: wasmtime, pytest, jsonschema and the
+# real langchain, langgraph and openai-agents the adapters are tested with),
+# the package installed from the repository as a user would (`pip install
+# ./hosts/python`: the wheel carries target/components), then pytest.
+# Stamps keep both from being redone when nothing they depend on changed.
+PY_VENV := target/py-venv/.pip.stamp
+PY_PKG  := target/py-venv/.pkg.stamp
+
+$(PY_VENV): hosts/python/requirements-test.txt
+	python3 -m venv target/py-venv
+	target/py-venv/bin/python -m pip install -q --disable-pip-version-check -r hosts/python/requirements-test.txt
+	touch $@
+
+$(PY_PKG): $(PY_VENV) hosts/python/pyproject.toml hosts/python/setup.py \
+	    $(wildcard hosts/python/src/result_sanitizer/*.py hosts/python/src/result_sanitizer/adapters/*.py) \
+	    target/components/pipeline.wasm target/components/default-pack.wasm target/components/verifier.wasm
+	target/py-venv/bin/python -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation --force-reinstall ./hosts/python
+	touch $@
+
+test-python: build
+	@$(MAKE) --no-print-directory test-packs
+	@$(MAKE) --no-print-directory $(PY_PKG)
+	cd hosts/python && ../../target/py-venv/bin/python -m pytest -q -p no:cacheprovider tests
+
 # lint first: formatting and clippy fail in seconds, before the long build.
 # The shared test packs are made once, before the tests that read them
 # (which `make -j` runs in parallel).
 test: lint
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory test-packs
-	@$(MAKE) --no-print-directory test-rust test-js test-go edge-test fuzz
+	@$(MAKE) --no-print-directory test-rust test-js test-go test-python edge-test fuzz
 
 clean:
 	$(CARGO) clean

@@ -43,7 +43,7 @@ class ShowingModel(FakeMessagesListChatModel):
         return self
 
     def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
-        for m in messages:
+        for m in messages[-1:]:  # the newest message: this turn's tool result
             if isinstance(m, ToolMessage):
                 text = str(m.content)
                 print(f"--- the model sees {m.name} ({m.tool_call_id}, {m.status}), {len(text)} chars:")

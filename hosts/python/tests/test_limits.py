@@ -26,10 +26,16 @@ def fine_afterwards(s: Sanitizer, validator: Any) -> None:
     check_record(validator, out.record, "the next call")
 
 
-def test_a_pack_that_loops_is_stopped_by_the_wall_clock(record_validator: Any) -> None:
-    # The platform's own pack is not verified: a hostile one runs as given.
-    # Fuel enough for minutes: the wall clock is what stops it.
-    s = Sanitizer(platform_pack=SLOW, limits=Limits(timeout=1.5, pack_fuel=10**13), cache_dir=CACHE)
+@pytest.mark.parametrize("role", ["tenant", "platform"])
+def test_a_pack_that_loops_is_stopped_by_the_wall_clock(record_validator: Any, role: str) -> None:
+    # As a tenant's pack (unsigned, allowed for development) or as the
+    # platform's own (not verified). Fuel enough for minutes: the wall
+    # clock is what stops it.
+    limits = Limits(timeout=1.5, pack_fuel=10**13)
+    if role == "tenant":
+        s = Sanitizer(SLOW, allow_unsigned=True, limits=limits, cache_dir=CACHE)
+    else:
+        s = Sanitizer(platform_pack=SLOW, limits=limits, cache_dir=CACHE)
     try:
         t0 = time.monotonic()
         with pytest.raises(TimeoutError) as e:
@@ -57,7 +63,7 @@ def test_a_pack_that_loops_runs_out_of_its_fuel(record_validator: Any) -> None:
 
 
 def test_a_pack_that_grows_its_memory_hits_the_cap(record_validator: Any) -> None:
-    s = Sanitizer(platform_pack=GREEDY, limits=Limits(pack_memory_mib=16), cache_dir=CACHE)
+    s = Sanitizer(GREEDY, allow_unsigned=True, limits=Limits(pack_memory_mib=16), cache_dir=CACHE)
     try:
         with pytest.raises(TrapError) as e:
             s.sanitize("MORE memory " + password(), tool="x")

@@ -10,12 +10,13 @@ import json
 import re
 import subprocess
 import threading
+import time
 import tracemalloc
 from typing import Any, Iterator
 
 import pytest
 
-from conftest import REPO, assert_working_marker, aws_key, check_record, password
+from conftest import CACHE, REPO, assert_working_marker, aws_key, check_record, password
 from result_sanitizer import InvalidOutputError, Sanitizer
 
 CLI = REPO / "target" / "release" / "result-sanitizer"
@@ -158,3 +159,22 @@ def test_markers_tell_true_offsets_of_a_2mb_output(sanitizer: Sanitizer) -> None
     assert len(text) > 2_000_000
     out = sanitizer.sanitize(text, tool="fetch_rows")
     assert_working_marker(out.text, text.encode())
+
+
+def test_a_dropped_sanitizer_ends_its_watchdog_thread() -> None:
+    import gc
+
+    def watchdogs() -> int:
+        return sum(t.name == "result-sanitizer-epoch" and t.is_alive() for t in threading.enumerate())
+
+    before = watchdogs()
+    s = Sanitizer(cache_dir=CACHE)
+    s.sanitize("hello", tool="t")
+    assert watchdogs() == before + 1
+    del s
+    gc.collect()
+    for _ in range(100):
+        if watchdogs() == before:
+            break
+        time.sleep(0.02)
+    assert watchdogs() == before

@@ -20,6 +20,7 @@ import io
 import json
 import os
 import threading
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, Optional, Union
@@ -239,6 +240,8 @@ class Sanitizer:
         )
         self._engine = wasmtime.Engine(engine_config())
         self._watchdog = Watchdog(self._engine)
+        # A Sanitizer dropped without close() still ends its thread.
+        weakref.finalize(self, self._watchdog.close)
         self._lock = threading.RLock()
         self._budgets: dict[str, dict[str, Any]] = {}
         self._pipeline = compile_component(self._engine, pipeline_bytes, cache)
@@ -311,9 +314,15 @@ class Sanitizer:
         return live
 
     def _forwarder(self, role: str, name: str) -> Callable[..., Any]:
+        # wasmtime-py keeps host functions in a global table until their
+        # linker is deleted: a weak reference, so a Sanitizer (and its
+        # linker, engine and compiled code) can still be collected.
+        me = weakref.ref(self)
+
         def forward(_store: Any, *args: Any) -> Any:
-            live = self._live
-            if live is None:  # pragma: no cover - only during instantiation
+            self = me()
+            live = self._live if self is not None else None
+            if self is None or live is None:  # pragma: no cover - only during instantiation
                 raise RuntimeError("no live instance")
             try:
                 live.pack_store.set_fuel(self.limits.pack_fuel)

@@ -140,3 +140,23 @@ def test_a_langgraph_tool_node_takes_the_wrapper(sanitizer: Sanitizer) -> None:
     out = g.compile().invoke({"messages": [call]})
     tm = out["messages"][-1]
     assert tm.tool_call_id == "call_9" and aws_key() not in tm.content and "[REDACTED:" in tm.content
+
+
+def test_content_blocks_stay_blocks(sanitizer: Sanitizer) -> None:
+    """A tool that returns blocks (text and an image) keeps them; the text
+    is redacted, the image passes, an error stays an error."""
+    import base64
+
+    from result_sanitizer.adapters.langchain import sanitize_tool_message
+
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(64)).decode()
+    msg = ToolMessage(
+        content=[{"type": "text", "text": f"AWS_ACCESS_KEY_ID={aws_key()}"}, {"type": "image", "base64": png, "mime_type": "image/png"}],
+        tool_call_id="call_5",
+        name="screenshot",
+        status="error",
+    )
+    out = sanitize_tool_message(msg, sanitizer)
+    assert out.tool_call_id == "call_5" and out.name == "screenshot" and out.status == "error"
+    assert out.content[0] == {"type": "text", "text": "AWS_ACCESS_KEY_ID=[REDACTED:aws-access-key-id]"}
+    assert out.content[1] == {"type": "image", "base64": png, "mime_type": "image/png"}

@@ -38,7 +38,8 @@ def test_each_format_redacts_and_carries_the_record(sanitizer: Sanitizer, record
     if fmt == "openai":
         assert m["role"] == "tool" and m["tool_call_id"] == "call_7" and isinstance(m["content"], str)
     elif fmt == "anthropic":
-        assert m["content"][0]["tool_use_id"] == "call_7" if "tool_use_id" in m["content"][0] else True
+        assert m["type"] == "tool_result" and m["tool_use_id"] == "call_7" and m["is_error"] is False
+        assert m["content"][0]["type"] == "text"
     else:
         assert m["_meta"]["result-sanitizer/record"] == out.record
 

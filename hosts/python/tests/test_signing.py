@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import pytest
 
-from conftest import CACHE, TEST_PACKS, run_cli
+from conftest import CACHE, TEST_PACKS, password, run_cli
 from result_sanitizer import (
     PackRefusedError,
     SanitizeError,
@@ -96,7 +96,7 @@ def test_a_given_pack_is_refused_unsigned_by_default_the_built_in_needs_no_signa
     with pytest.raises(PackRefusedError) as e:
         Sanitizer(TEST_PACKS / "good.wasm")
     assert e.value.code == "untrusted_key"
-    assert "REDACTED" in sanitizer.sanitize("DB_PASSWORD=Xk9mQ2vLp7zz", tool="t").text
+    assert "REDACTED" in sanitizer.sanitize("DB_PASSWORD=" + password(), tool="t").text
     assert check_manifest(pack("unsigned.wasm"))["name"]
 
 

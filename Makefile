@@ -41,7 +41,7 @@ NATIVE := $(CARGO) build --release --workspace --all-targets
 # The pipeline as a core module, then components + precompiled artifacts
 # (xtask), then the CLI that embeds them.
 components: wasm-target
-	$(CARGO) build --release --target $(WASM_TARGET) -p result-sanitizer-pipeline -p pack-template
+	$(CARGO) build --release --target $(WASM_TARGET) -p result-sanitizer-pipeline -p pack-template -p result-sanitizer-verifier
 	$(NATIVE)
 	target/release/xtask $(CORE)
 
@@ -65,7 +65,7 @@ $(JS_DEPS): hosts/js/package.json hosts/js/package-lock.json
 	touch $@
 
 $(JS_DIST): $(JS_DEPS) hosts/js/scripts/build.mjs hosts/js/src/transpile.js \
-	    target/components/pipeline.wasm target/components/default-pack.wasm
+	    target/components/pipeline.wasm target/components/default-pack.wasm target/components/verifier.wasm
 	cd hosts/js && node scripts/build.mjs
 	touch $@
 
@@ -96,7 +96,7 @@ docker-gateway-check: build mcp-deps
 	@test -n "$(GATEWAY)" || { echo "error: give GATEWAY=/path/to/docker-mcp" >&2; exit 2; }
 	target/mcp-venv/bin/python tests/mcp/docker_gateway.py $(GATEWAY)
 
-target/components/pipeline.wasm target/components/default-pack.wasm:
+target/components/pipeline.wasm target/components/default-pack.wasm target/components/verifier.wasm:
 	@echo "error: $@ is missing: run 'make build' (it builds the components, then the JS host)" >&2; exit 1
 
 # Shared signature test packs (target/test-packs): keys, a good signed pack

@@ -15,11 +15,11 @@
 // (`sanitize-json`, `effective-budget-json`, `drain-json`): strings in,
 // strings out.
 //
-// A pack given to New is verified first (VerifyPack: signature, trusted
-// key, expiry, WIT version, tenant scope, in the Rust host's order, with
-// its refusal kinds), before any of it is compiled. NewUnverified is for
-// the default pack built with this repository (as the Rust host's embedded
-// pack) and for development.
+// A pack given to New is verified first by the verifier component
+// (Config.Verifier: signature, trusted key, expiry, WIT version, tenant
+// scope; the Rust host's code, so its order and refusal kinds), before any
+// of it is compiled. NewUnverified is for the default pack built with this
+// repository (as the Rust host's embedded pack) and for development.
 //
 // Every call runs under a context deadline; after a deadline or a trap the
 // instances are dropped and the next call gets fresh ones.
@@ -67,6 +67,10 @@ type Config struct {
 	// Trust is what New requires of the pack. The zero value refuses
 	// every pack: unsigned ones, and signed ones as no key is trusted.
 	Trust Trust
+	// Verifier runs the pack checks (NewVerifier over
+	// target/components/verifier.wasm); New and NewUnverified require it.
+	// One serves any number of sanitizers.
+	Verifier *Verifier
 }
 
 func (l Config) withDefaults() Config {
@@ -118,10 +122,10 @@ type Sanitizer struct {
 // *PackRefusedError), then compiles the pipeline and pack components
 // (.wasm bytes).
 func New(ctx context.Context, pipelineComponent, packComponent []byte, limits Config) (*Sanitizer, error) {
-	if len(packComponent) > PackBytesLimit {
-		return nil, fmt.Errorf("rule pack: a pack file of %d bytes is over the limit of %d", len(packComponent), PackBytesLimit)
+	if limits.Verifier == nil {
+		return nil, errNoVerifier
 	}
-	v, err := VerifyPack(packComponent, limits.Trust)
+	v, err := limits.Verifier.Verify(ctx, packComponent, limits.Trust)
 	if err != nil {
 		return nil, err
 	}
@@ -140,14 +144,16 @@ func New(ctx context.Context, pipelineComponent, packComponent []byte, limits Co
 // for development. The pack's manifest and WIT version are still checked
 // before anything is compiled.
 func NewUnverified(ctx context.Context, pipelineComponent, packComponent []byte, limits Config) (*Sanitizer, error) {
-	if len(packComponent) > PackBytesLimit {
-		return nil, fmt.Errorf("rule pack: a pack file of %d bytes is over the limit of %d", len(packComponent), PackBytesLimit)
+	if limits.Verifier == nil {
+		return nil, errNoVerifier
 	}
-	if err := checkManifest(packComponent); err != nil {
+	if _, err := limits.Verifier.CheckManifest(ctx, packComponent); err != nil {
 		return nil, err
 	}
 	return newSanitizer(ctx, pipelineComponent, packComponent, limits, nil)
 }
+
+var errNoVerifier = errors.New("verifier: New and NewUnverified need Config.Verifier (NewVerifier over target/components/verifier.wasm)")
 
 // newSanitizer compiles; grant is the platform rules the pack's verified
 // signature lets it turn off (its `may_relax`).

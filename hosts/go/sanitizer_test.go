@@ -102,7 +102,7 @@ func itoa(n uint32) string { return strconv.FormatUint(uint64(n), 10) }
 
 func TestEveryVectorThroughTheLibrary(t *testing.T) {
 	ctx := context.Background()
-	s, err := NewUnverified(ctx, component(t, "pipeline.wasm"), component(t, "default-pack.wasm"), Config{})
+	s, err := NewUnverified(ctx, component(t, "pipeline.wasm"), component(t, "default-pack.wasm"), Config{Verifier: testVerifier(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestTheSanitizeCommandPrintsEachMessage(t *testing.T) {
 func newDefault(t *testing.T) (*Sanitizer, context.Context) {
 	t.Helper()
 	ctx := context.Background()
-	s, err := NewUnverified(ctx, component(t, "pipeline.wasm"), component(t, "default-pack.wasm"), Config{})
+	s, err := NewUnverified(ctx, component(t, "pipeline.wasm"), component(t, "default-pack.wasm"), Config{Verifier: testVerifier(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func TestTheCommandReadsAsTheBudgetSays(t *testing.T) {
 
 func TestALoopingPackIsStoppedByTheDeadline(t *testing.T) {
 	ctx := context.Background()
-	s, err := New(ctx, component(t, "pipeline.wasm"), component(t, filepath.Join("test-packs", "slow.wasm")), Config{Timeout: 1500 * time.Millisecond, Trust: Trust{AllowUnsigned: true}, PlatformPack: component(t, "default-pack.wasm")})
+	s, err := New(ctx, component(t, "pipeline.wasm"), component(t, filepath.Join("test-packs", "slow.wasm")), Config{Verifier: testVerifier(t), Timeout: 1500 * time.Millisecond, Trust: Trust{AllowUnsigned: true}, PlatformPack: component(t, "default-pack.wasm")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +345,7 @@ func TestALoopingPackIsStoppedByTheDeadline(t *testing.T) {
 
 func TestAGreedyPackHitsItsMemoryCap(t *testing.T) {
 	ctx := context.Background()
-	s, err := New(ctx, component(t, "pipeline.wasm"), component(t, filepath.Join("test-packs", "greedy.wasm")), Config{PackMemoryMiB: 16, Trust: Trust{AllowUnsigned: true}, PlatformPack: component(t, "default-pack.wasm")})
+	s, err := New(ctx, component(t, "pipeline.wasm"), component(t, filepath.Join("test-packs", "greedy.wasm")), Config{Verifier: testVerifier(t), PackMemoryMiB: 16, Trust: Trust{AllowUnsigned: true}, PlatformPack: component(t, "default-pack.wasm")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,6 +109,22 @@ pub enum Refusal {
     },
 }
 
+impl Refusal {
+    /// The case in snake_case: what `cases.json`, every host's error
+    /// (`code`, `Kind`, `kind`) and the verifier component's JSON say.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Refusal::Malformed(_) => "malformed",
+            Refusal::Unsigned => "unsigned",
+            Refusal::IncompatibleWit { .. } => "incompatible_wit",
+            Refusal::UntrustedKey { .. } => "untrusted_key",
+            Refusal::Tampered(_) => "tampered",
+            Refusal::Expired { .. } => "expired",
+            Refusal::WrongTenant { .. } => "wrong_tenant",
+        }
+    }
+}
+
 /// Reads and parses a key file; the error names the file, never its content.
 fn read_key_file<K>(path: &Path, kind: &str, parse: fn(&str) -> Option<K>) -> std::io::Result<K> {
     let text = std::fs::read_to_string(path)?;
@@ -192,6 +208,7 @@ impl fmt::Debug for SecretKey {
 
 impl SecretKey {
     /// A new random key.
+    #[cfg(feature = "keygen")]
     pub fn generate() -> Self {
         let mut seed = [0u8; 32];
         getrandom::fill(&mut seed).expect("OS randomness");
@@ -426,6 +443,18 @@ pub fn verify(wasm: &[u8], policy: &TrustPolicy, tenant: Option<&str>, now: Syst
     }
     scope_ok(&m.tenant)?;
     Ok(Verified { manifest, signed: Some(sig.manifest) })
+}
+
+/// What the unverified path checks (the operator's own packs, development):
+/// a readable manifest, for this WIT version. No signature is read.
+pub fn check_manifest(wasm: &[u8]) -> Result<Manifest, Refusal> {
+    let manifest = Manifest::read(wasm)
+        .map_err(|e| Refusal::Malformed(format!("{e:#}")))?
+        .ok_or_else(|| Refusal::Malformed("no manifest section".into()))?;
+    if manifest.wit_version != WIT_VERSION {
+        return Err(Refusal::IncompatibleWit { found: manifest.wit_version });
+    }
+    Ok(manifest)
 }
 
 /// The signed manifest of a pack, if any, without verifying it (for `inspect`).

@@ -6,18 +6,20 @@
 //!    one (`pipeline-warm.wasm`, embedded by the Rust host): wizer runs its
 //!    `wizer-initialize` export, which builds the o200k tokenizer tables,
 //!    and snapshots the memory into the module;
-//! 2. build the default pack from `rules/default.toml`;
-//! 3. write the default rules as JSON (`default-rules.json`, the WIT
+//! 2. turn the verifier's core module (`verifier/`) into `verifier.wasm`,
+//!    the pack checks the JavaScript, Go and Python hosts run;
+//! 3. build the default pack from `rules/default.toml`;
+//! 4. write the default rules as JSON (`default-rules.json`, the WIT
 //!    `rule-set` in serde form) for the native fuzz targets in `fuzz/`;
-//! 4. write hostile test packs to `test-packs/` for the JavaScript and Go
+//! 5. write hostile test packs to `test-packs/` for the JavaScript and Go
 //!    hosts' tests: `slow.wasm` loops forever in `detect` when the text
 //!    starts with `L`, `greedy.wasm` grows its memory until refused when it
 //!    starts with `M`; otherwise both find nothing;
-//! 5. write `rule-pack.layout.json`: every type of the `rule-pack`
+//! 6. write `rule-pack.layout.json`: every type of the `rule-pack`
 //!    interface with its canonical-ABI size, alignment and field offsets
 //!    (wit-parser's), which the Go host's hand-written descriptors are
 //!    tested against;
-//! 6. precompile both with the host's engine configuration, so the CLI
+//! 7. precompile both with the host's engine configuration, so the CLI
 //!    starts without running Cranelift.
 //!
 //! `xtask edge [PACK]` composes the pipeline and a pack (default: the
@@ -75,6 +77,14 @@ fn main() -> Result<()> {
     let warm = componentize::componentize(&wizen(&core)?).context("componentizing the warm pipeline")?;
     write_if_changed(&out.join("pipeline-warm.wasm"), &warm)?;
     println!("pre-initialised the pipeline in {:.1?}", t.elapsed());
+
+    // The pack checks for the hosts that are not Rust (verifier/).
+    let verifier_path = core_path.with_file_name("result_sanitizer_verifier.wasm");
+    let verifier = std::fs::read(&verifier_path).with_context(|| format!("reading {}", verifier_path.display()))?;
+    write_if_changed(
+        &out.join("verifier.wasm"),
+        &componentize::componentize(&verifier).context("componentizing the verifier")?,
+    )?;
 
     let rules_path = root.join("rules/default.toml");
     let text = std::fs::read_to_string(&rules_path)?;

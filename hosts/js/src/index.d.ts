@@ -148,17 +148,18 @@ export type PackRefusal =
   | 'untrusted_key'
   | 'tampered'
   | 'expired'
-  | 'wrong_tenant';
+  | 'wrong_tenant'
+  | 'invalid_trusted_key';
 
+/** `message` is the verifier's sentence, the same in every host. */
 export class PackRefusedError extends Error {
   code: PackRefusal;
-  reason: string;
 }
 
-/** A trusted Ed25519 public key (`keyId`: first 16 hex of its sha256). */
+/** A trusted Ed25519 public key (`keyId`: first 16 hex of its sha256; `text`: the `.pub` text). */
 export interface PublicKey {
   keyId: string;
-  key: import('node:crypto').KeyObject;
+  text: string;
 }
 /** Parses a `.pub` file's text (`result-sanitizer-ed25519-public <hex>`). */
 export function parsePublicKey(text: string): PublicKey;
@@ -171,7 +172,7 @@ export interface TrustOptions {
   allowUnsigned?: boolean;
   /** The tenant the pack serves; unset, any scope passes. */
   tenant?: string;
-  /** The time expiry is checked against (Date or ms). Default now. */
+  /** The time expiry is checked against (Date or ms; to the second). Default now. */
   now?: Date | number;
 }
 

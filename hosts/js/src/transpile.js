@@ -8,9 +8,13 @@ import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { transpileBytes } from '@bytecodealliance/jco-transpile';
 
-/** Transpiles `bytes` into `outDir` (files `<name>.js`, `<name>.core*.wasm`). */
-export async function transpileComponent(bytes, name, outDir) {
-  const { files } = await transpileBytes(new Uint8Array(bytes), { name, instantiation: 'async', noTypescript: false });
+/**
+ * Transpiles `bytes` into `outDir` (files `<name>.js`, `<name>.core*.wasm`);
+ * `instantiation` is 'async' (the pipeline and packs, compiled in a worker)
+ * or 'sync' (the verifier, small enough to compile where it is called).
+ */
+export async function transpileComponent(bytes, name, outDir, instantiation = 'async') {
+  const { files } = await transpileBytes(new Uint8Array(bytes), { name, instantiation, noTypescript: false });
   const tmp = `${outDir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   for (const [file, data] of Object.entries(files)) {

@@ -81,6 +81,7 @@ func run() error {
 	lenient := flag.Bool("lenient", false, "lenient (documentation) mode")
 	pipeline := flag.String("pipeline", "", "pipeline component (default: target/components/pipeline.wasm)")
 	pack := flag.String("pack", "", "rule pack component, verified (default: target/components/default-pack.wasm)")
+	verifier := flag.String("verifier", "", "the pack verifier component (default: target/components/verifier.wasm)")
 	var trusted keyFiles
 	flag.Var(&trusted, "trusted-key", "public key (PREFIX.pub) trusted to sign --pack; repeat for several")
 	allowUnsigned := flag.Bool("allow-unsigned", false, "accept an unsigned --pack (development only)")
@@ -123,8 +124,19 @@ func run() error {
 	}
 	// No --tenant: a pack of any scope (as the Rust CLI).
 	cfg := rs.Config{Timeout: *timeout, Trust: rs.Trust{AllowUnsigned: *allowUnsigned, Tenant: *tenant, AnyTenant: *tenant == ""}}
+	if *verifier == "" {
+		*verifier = find("verifier.wasm")
+	}
+	vw, err := os.ReadFile(*verifier)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if cfg.Verifier, err = rs.NewVerifier(ctx, vw); err != nil {
+		return err
+	}
 	for _, f := range trusted {
-		k, err := rs.ReadPublicKey(f)
+		k, err := cfg.Verifier.ReadPublicKey(ctx, f)
 		if err != nil {
 			return err
 		}
@@ -150,7 +162,6 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
 	if d, err := os.UserCacheDir(); err == nil {
 		cfg.CacheDir = filepath.Join(d, "result-sanitizer-go")
 	}

@@ -334,6 +334,11 @@ struct McpOpts {
     /// Name of the added recall tool (default read_truncated_output).
     #[arg(long)]
     recall_tool: Option<String>,
+    /// A tools/call whose arguments hold a [REDACTED:...] placeholder or a
+    /// [truncated: ...] marker: refuse (answer it with an error result; the
+    /// default) or pass.
+    #[arg(long, value_name = "refuse|pass", value_parser = ["refuse", "pass"])]
+    placeholder_arguments: Option<String>,
     /// Serve the Streamable HTTP transport at http://ADDR/mcp (e.g.
     /// 127.0.0.1:8808) instead of stdio; each session runs its own server.
     #[arg(long, value_name = "ADDR")]
@@ -651,6 +656,9 @@ fn mcp(mo: &McpOpts, command: &[String]) -> Result<i32, Error> {
         result_sanitizer::mcp::config::check_tool_name(name)
             .map_err(|e| Error::InvalidOptions(format!("--recall-tool {e}")))?;
         config.recall.tool = name.clone();
+    }
+    if let Some(p) = &mo.placeholder_arguments {
+        config.guard.placeholder_arguments = p.parse().map_err(Error::InvalidOptions)?;
     }
     let (s, loaded) = open(mo.limits.limits(), &mo.packs)?;
     let pack = loaded.unwrap_or_else(|| s.default_pack().clone());

@@ -1068,3 +1068,71 @@ fn the_proxy_serves_a_platform_pack() {
     assert!(t.contains("[REDACTED:odd-word]") && t.contains("[REDACTED:aws-access-key-id]"), "{t}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// tests/mcp/plain_server.py (stdio), with the fake key as its secret: it
+/// answers `seen` with the tool calls it received.
+fn plain_server() -> Vec<String> {
+    let script = root().join("tests/mcp/plain_server.py").display().to_string();
+    vec!["env".into(), format!("PLAIN_SECRET={}", fake_key()), "python3".into(), script]
+}
+
+/// The tool calls plain_server.py received (one JSON line each).
+fn seen(d: &mut Driver) -> Vec<Value> {
+    let r = d.call("seen", json!({}));
+    texts(&r).lines().filter(|l| l.starts_with('{')).map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// A call whose arguments carry a placeholder (`[REDACTED:...]`) or a
+/// truncation marker is answered by the proxy with an `isError` result
+/// that says it is not the value, and the server never sees it; a call
+/// without one goes through. Both SDKs, stdio and HTTP.
+#[test]
+fn a_call_carrying_a_placeholder_is_refused_and_never_reaches_the_server() {
+    for (sdk, via) in [(Sdk::TypeScript, Via::Stdio), (Sdk::Python, Via::Http)] {
+        let (mut d, _l) = connect(sdk, via, proxied(&[], &plain_server()));
+        let placeholder = "[REDACTED:aws-access-key-id]";
+        let r = d.call("echo", json!({ "text": format!("[default]\naws_access_key_id = {placeholder}\n") }));
+        assert_valid("CallToolResult", &r);
+        assert_eq!(r["isError"], true, "{sdk:?} {via:?}: {}", trunc(&r));
+        let t = texts(&r);
+        assert!(t.contains("not the value") && t.contains(placeholder) && t.contains("`text`"), "{t}");
+        // A marker line, in a nested argument.
+        let marker = "[truncated: byte cap of 262144 bytes reached; bytes 262144-912000 were not read]";
+        let r = d.call("echo", json!({ "text": "fine", "extra": { "lines": ["a", marker] } }));
+        assert_eq!(r["isError"], true, "{}", trunc(&r));
+        assert!(texts(&r).contains("was cut"), "{}", trunc(&r));
+        // Without one, the call goes through.
+        let r = d.call("echo", json!({ "text": "region = eu-west-1" }));
+        assert_sanitized(&r);
+        assert_ne!(r["isError"], true);
+        assert_eq!(texts(&r), "region = eu-west-1");
+        let calls = seen(&mut d);
+        assert_eq!(
+            calls,
+            [json!({ "name": "echo", "arguments": { "text": "region = eu-west-1" } })],
+            "{sdk:?} {via:?}"
+        );
+    }
+}
+
+/// With `--placeholder-arguments pass` (or `[guard] placeholder_arguments
+/// = "pass"`), the same call goes to the server.
+#[test]
+fn a_call_carrying_a_placeholder_passes_when_configured() {
+    let dir = std::env::temp_dir().join(format!("rs-mcp-guard-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("proxy.toml");
+    std::fs::write(&config, "[guard]\nplaceholder_arguments = \"pass\"\n").unwrap();
+    let config = config.display().to_string();
+    let flags: [&[&str]; 2] = [&["--placeholder-arguments", "pass"], &["--config", &config]];
+    for flags in flags {
+        let mut d = Driver::stdio(Sdk::TypeScript, proxied(flags, &plain_server()));
+        let text = "aws_access_key_id = [REDACTED:aws-access-key-id]";
+        let r = d.call("echo", json!({ "text": text }));
+        assert_sanitized(&r);
+        assert_ne!(r["isError"], true, "{flags:?}: {}", trunc(&r));
+        assert_eq!(texts(&r), text);
+        assert_eq!(seen(&mut d), [json!({ "name": "echo", "arguments": { "text": text } })], "{flags:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

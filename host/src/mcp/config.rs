@@ -14,6 +14,9 @@
 //! ttl_seconds = 900
 //! max_total_bytes = 268435456   # all sessions together
 //! max_item_bytes = 16777216
+//!
+//! [guard]
+//! placeholder_arguments = "refuse"  # or "pass"; --placeholder-arguments
 //! ```
 //!
 //! Budgets left unset here and on the command line come from the pack's
@@ -94,6 +97,8 @@ pub struct ProxyConfig {
     pub tools: BTreeMap<String, ToolOptions>,
     /// Recall.
     pub recall: RecallConfig,
+    /// Calls whose arguments hold the pipeline's placeholders ([`super::guard`]).
+    pub guard: super::guard::GuardConfig,
 }
 
 impl ProxyConfig {

@@ -12,6 +12,8 @@
 //!   item of a `resources/read` result, as raw output (its content type
 //!   from its `mimeType` or its URI's file name). Budgets are the pack's
 //!   per-tool ones under the config file's ([`config`]).
+//! * **Refused**: a `tools/call` whose arguments hold a redaction
+//!   placeholder or a truncation marker ([`guard`]).
 //! * **Added**: when recall is on, results are kept in the host's
 //!   [`OutputStore`](crate::recall::OutputStore) (per session, TTL, size
 //!   bound) and one tool is appended to the last page of `tools/list`
@@ -44,6 +46,7 @@
 //! |---|---|
 //! | `mod.rs` | the [`Proxy`]: sanitizer, pack, options, store |
 //! | `config.rs` | the config file (TOML): per-tool options, recall |
+//! | `guard.rs` | calls whose arguments hold a placeholder: refused |
 //! | `session.rs` | one client's stream: what each message becomes |
 //! | `lines.rs` | newline-delimited messages read under a cap |
 //! | `stdio.rs` | the stdio transport: the server as a child process |
@@ -51,6 +54,7 @@
 //! | `upstream.rs` | the server end: a command, or an HTTP server as if it were one |
 
 pub mod config;
+pub mod guard;
 pub mod http;
 mod lines;
 mod peek;
@@ -83,6 +87,8 @@ pub struct Proxy {
     pub(crate) max_message_bytes: usize,
     /// Call ids of kept results, unique over the proxy's sessions.
     pub(crate) next_call: std::sync::atomic::AtomicU64,
+    /// Tool calls refused for a placeholder in their arguments.
+    pub(crate) placeholder_refusals: std::sync::atomic::AtomicU64,
 }
 
 impl Proxy {
@@ -96,11 +102,26 @@ impl Proxy {
         max_message_bytes: usize,
     ) -> crate::error::Result<Self> {
         let store = OutputStore::new(config.recall.store())?;
-        Ok(Self { sanitizer, pack, base, config, store, max_message_bytes, next_call: 1.into() })
+        Ok(Self {
+            sanitizer,
+            pack,
+            base,
+            config,
+            store,
+            max_message_bytes,
+            next_call: 1.into(),
+            placeholder_refusals: 0.into(),
+        })
     }
 
     /// The configuration in force.
     pub fn config(&self) -> &ProxyConfig {
         &self.config
+    }
+
+    /// Tool calls refused so far because their arguments held a
+    /// placeholder or a marker ([`guard`]).
+    pub fn placeholder_refusals(&self) -> u64 {
+        self.placeholder_refusals.load(std::sync::atomic::Ordering::Relaxed)
     }
 }

@@ -129,7 +129,8 @@ impl Session {
 
     /// One request of the client (`line`): answered here or noted.
     fn request(&self, r: &Request, line: &[u8]) -> FromClient {
-        match self.recall_call(r, line) {
+        let recall = self.recall_tool();
+        match self.recall_call(r, line).or_else(|| super::guard::check(&self.proxy, r, line, recall.as_deref())) {
             Some(reply) => FromClient::Reply(reply),
             None => {
                 self.note_request(r);

@@ -1136,3 +1136,31 @@ fn a_call_carrying_a_placeholder_passes_when_configured() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `prompts/get`: a key planted in a message's text and in an embedded
+/// resource comes back redacted, with the pipeline's record; a prompt
+/// without one is unchanged. Both SDKs.
+#[test]
+fn prompts_get_returns_a_planted_key_redacted() {
+    let key = fake_key();
+    for (sdk, via) in [(Sdk::TypeScript, Via::Stdio), (Sdk::Python, Via::Http)] {
+        let (mut d, _l) = connect(sdk, via, proxied(&[], &plain_server()));
+        let r = d.cmd(json!({ "op": "get_prompt", "name": "planted" })).unwrap();
+        assert_valid("GetPromptResult", &r);
+        assert!(!r.to_string().contains(&key), "{sdk:?} {via:?}: the key passed");
+        let m = &r["messages"];
+        let text = m[0]["content"]["text"].as_str().unwrap();
+        assert_eq!(text, "Deploy with key [REDACTED:aws-access-key-id] to eu-west-1.");
+        assert!(m[0]["content"]["_meta"]["result-sanitizer/record"]["redactions"].to_string().contains("aws"));
+        let res = &m[1]["content"]["resource"];
+        let t = res["text"].as_str().unwrap();
+        assert!(
+            t.contains("aws_access_key_id = [REDACTED:aws-access-key-id]") && t.contains("region = eu-west-1"),
+            "{t}"
+        );
+        assert!(res["_meta"]["result-sanitizer/record"].is_object(), "{}", trunc(&r));
+        let r = d.cmd(json!({ "op": "get_prompt", "name": "plain" })).unwrap();
+        assert_valid("GetPromptResult", &r);
+        assert_eq!(r["messages"][0]["content"]["text"], "Say hello.");
+    }
+}

@@ -6,7 +6,8 @@
 //   node driver.mjs '{"url": "http://127.0.0.1:PORT/mcp"}'  (streamable HTTP)
 //
 // Commands: {"op": "list_tools"} | {"op": "call", "name", "args", "task"?}
-// | {"op": "list_resources"} | {"op": "read", "uri"} | {"op": "stats"}
+// | {"op": "list_resources"} | {"op": "read", "uri"} | {"op": "get_prompt", "name", "args"?}
+// | {"op": "stats"}
 // | {"op": "close"}. Answers: {"ok": result} or {"error": message, "code"}.
 // The client answers the server's sampling, elicitation and roots requests
 // itself and counts them, with the progress and log notifications it got.
@@ -98,6 +99,8 @@ async function handle(cmd) {
       return client.listResources();
     case 'read':
       return client.readResource({ uri: cmd.uri });
+    case 'get_prompt':
+      return client.getPrompt({ name: cmd.name, arguments: cmd.args ?? {} });
     case 'stats':
       return stats;
     case 'close':

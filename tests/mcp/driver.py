@@ -88,6 +88,8 @@ async def handle(session, cmd):
         return dump(await session.list_resources())
     if op == "read":
         return dump(await session.read_resource(cmd["uri"]))
+    if op == "get_prompt":
+        return dump(await session.get_prompt(cmd["name"], cmd.get("args") or {}))
     if op == "stats":
         return stats
     raise ValueError(f"unknown op {op}")

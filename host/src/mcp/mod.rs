@@ -10,7 +10,8 @@
 //!   `result-sanitizer sanitize --input mcp --tool NAME` would take it, the
 //!   tool name taken from the request with the same id; and every text
 //!   item of a `resources/read` result, as raw output (its content type
-//!   from its `mimeType` or its URI's file name). Budgets are the pack's
+//!   from its `mimeType` or its URI's file name), and of every message of
+//!   a `prompts/get` result ([`prompts`]). Budgets are the pack's
 //!   per-tool ones under the config file's ([`config`]).
 //! * **Refused**: a `tools/call` whose arguments hold a redaction
 //!   placeholder or a truncation marker ([`guard`]).
@@ -47,6 +48,7 @@
 //! | `mod.rs` | the [`Proxy`]: sanitizer, pack, options, store |
 //! | `config.rs` | the config file (TOML): per-tool options, recall |
 //! | `guard.rs` | calls whose arguments hold a placeholder: refused |
+//! | `prompts.rs` | `prompts/get` results: their texts sanitized |
 //! | `session.rs` | one client's stream: what each message becomes |
 //! | `lines.rs` | newline-delimited messages read under a cap |
 //! | `stdio.rs` | the stdio transport: the server as a child process |
@@ -58,6 +60,7 @@ pub mod guard;
 pub mod http;
 mod lines;
 mod peek;
+pub mod prompts;
 pub mod session;
 pub mod stdio;
 pub mod upstream;

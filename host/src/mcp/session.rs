@@ -45,6 +45,8 @@ enum Kind {
     ToolsList { first: bool },
     /// `resources/read`.
     Resource,
+    /// `prompts/get` ([`super::prompts`]).
+    Prompt,
     /// Anything else: passed through, errored if the server goes away.
     Other,
 }
@@ -153,6 +155,7 @@ impl Session {
             }
             "tools/list" => Kind::ToolsList { first: !r.cursor },
             "resources/read" => Kind::Resource,
+            "prompts/get" => Kind::Prompt,
             _ => Kind::Other,
         };
         if let Kind::ToolsList { first: true } = kind {
@@ -327,6 +330,16 @@ impl Session {
                     )))
                 }
             },
+            Kind::Prompt => match super::prompts::sanitize(self, result) {
+                Ok(r) => r.to_string(),
+                Err(e) => {
+                    return Some(line(&error_response(
+                        id,
+                        INTERNAL_ERROR,
+                        &format!("result-sanitizer: the prompt was withheld: {e}"),
+                    )))
+                }
+            },
             Kind::Other => return None,
         };
         // A new response rather than a copy of the old: the old result
@@ -334,7 +347,7 @@ impl Session {
         Some(result_line(&jsonrpc, id, &new))
     }
 
-    fn options(&self, tool: &str, input: InputKind) -> Options {
+    pub(super) fn options(&self, tool: &str, input: InputKind) -> Options {
         let mut o = self.proxy.config.options_for(&self.proxy.base, tool);
         o.input = input;
         o.format = OutputFormat::Mcp;
@@ -419,32 +432,42 @@ impl Session {
         let mut out = result.clone();
         let Some(items) = out.get_mut("contents").and_then(Value::as_array_mut) else { return Ok(out) };
         for item in items {
-            let Some(text) = item.get("text").and_then(Value::as_str) else { continue };
-            let uri = item.get("uri").and_then(Value::as_str).unwrap_or_default();
-            let mut o = self.options("resources/read", InputKind::Raw);
-            o.content_type = item
-                .get("mimeType")
-                .and_then(Value::as_str)
-                .filter(|m| *m != "text/plain")
-                .map(str::to_string)
-                .or_else(|| result_sanitizer_pipeline::content_type_for_path(uri).map(str::to_string));
-            let msg = message_value(&self.sanitize("resources/read", text.as_bytes(), o)?.message);
-            let texts: Vec<&str> = msg["content"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .collect();
-            item["text"] = texts.join("\n").into();
-            let record = msg["_meta"]["result-sanitizer/record"].clone();
-            match item.get_mut("_meta").and_then(Value::as_object_mut) {
-                Some(meta) => {
-                    meta.insert("result-sanitizer/record".into(), record);
-                }
-                None => item["_meta"] = json!({ "result-sanitizer/record": record }),
-            }
+            self.sanitize_resource_item("resources/read", item)?;
         }
         Ok(out)
+    }
+
+    /// A resource's contents item (`TextResourceContents` or
+    /// `BlobResourceContents`): its text sanitized as raw output for `tool`
+    /// (content type from its `mimeType`, or its URI's file name), the
+    /// record in its `_meta`; a blob passes.
+    pub(super) fn sanitize_resource_item(&self, tool: &str, item: &mut Value) -> crate::error::Result<()> {
+        let Some(text) = item.get("text").and_then(Value::as_str) else { return Ok(()) };
+        let uri = item.get("uri").and_then(Value::as_str).unwrap_or_default();
+        let mut o = self.options(tool, InputKind::Raw);
+        o.content_type = item
+            .get("mimeType")
+            .and_then(Value::as_str)
+            .filter(|m| *m != "text/plain")
+            .map(str::to_string)
+            .or_else(|| result_sanitizer_pipeline::content_type_for_path(uri).map(str::to_string));
+        let (text, record) = self.sanitize_text(tool, text, o)?;
+        item["text"] = text.into();
+        set_record(item, record);
+        Ok(())
+    }
+
+    /// One text sanitized as raw output for `tool` (kept for recall when
+    /// recall is on): the text as shown, and its record.
+    pub(super) fn sanitize_text(&self, tool: &str, text: &str, o: Options) -> crate::error::Result<(String, Value)> {
+        let msg = message_value(&self.sanitize(tool, text.as_bytes(), o)?.message);
+        let texts: Vec<&str> = msg["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect();
+        Ok((texts.join("\n"), msg["_meta"]["result-sanitizer/record"].clone()))
     }
 
     /// A `tools/list` result with the recall tool added to its last page.
@@ -486,7 +509,7 @@ impl Session {
 
     /// Every string of a JSON value (keys too) redacted; a string the
     /// pipeline fails on is replaced by a note.
-    fn redact_json(&self, v: &Value) -> Value {
+    pub(super) fn redact_json(&self, v: &Value) -> Value {
         let p = &self.proxy;
         let redact = |s: &str| -> String {
             let req = crate::api::RedactRequest {
@@ -663,6 +686,16 @@ fn candidate_ids(head: &[u8], tail: &[u8]) -> Vec<String> {
         out.insert(0, own);
     }
     out
+}
+
+/// `record` in an object's `_meta` (made if missing).
+pub(super) fn set_record(item: &mut Value, record: Value) {
+    match item.get_mut("_meta").and_then(Value::as_object_mut) {
+        Some(meta) => {
+            meta.insert("result-sanitizer/record".into(), record);
+        }
+        None => item["_meta"] = json!({ "result-sanitizer/record": record }),
+    }
 }
 
 fn line(v: &Value) -> Vec<u8> {

@@ -1164,3 +1164,90 @@ fn prompts_get_returns_a_planted_key_redacted() {
         assert_eq!(r["messages"][0]["content"]["text"], "Say hello.");
     }
 }
+
+/// plain_server.py's `sized(bytes)` text, as it writes it.
+fn prose(size: usize) -> String {
+    let words: Vec<&str> = "the proxy reads each result and cuts what does not fit, keeping the \
+        head and the tail with a marker that says where the rest is"
+        .split_whitespace()
+        .collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while out.len() < size {
+        let line: Vec<&str> = (0..12).map(|k| words[(i + k) % words.len()]).collect();
+        out.push_str(&format!("{i:06} {}\n", line.join(" ")));
+        i += 1;
+    }
+    out.truncate(size);
+    out
+}
+
+/// Whether `text` is under the limit of the client named `client`, as
+/// that client counts (docs/mcp-proxy.md, "Client budget profiles"):
+/// Claude Code warns past 10 000 tokens (here at most 4 characters a
+/// token, and the record's o200k count), Codex keeps 10 000 tokens counted
+/// as bytes / 4, Gemini CLI 40 000 characters; Cursor as Claude Code.
+fn under_client_limit(client: &str, text: &str, tokens: u64) -> bool {
+    let chars = text.chars().count();
+    match client {
+        "claude-code" | "cursor-vscode" => chars <= 40_000 && tokens <= 10_000,
+        "codex-mcp-client" => text.len().div_ceil(4) <= 10_000 && tokens <= 10_000,
+        "gemini-cli-mcp-client" => chars <= 40_000,
+        _ => unreachable!(),
+    }
+}
+
+/// Per-client budgets: with each profiled client's `clientInfo.name`, a
+/// 200 KiB result arrives under that client's own limit, cut by the proxy
+/// (markers), and the recall route the marker names reads the rest, also
+/// under the limit. The config file raises every tool's budgets over
+/// those limits (a gateway's operator may): a profile is a ceiling over
+/// them, and a client without one gets them (so the check can fail).
+#[test]
+fn each_profiled_client_gets_a_200_kib_result_under_its_limit_with_recall() {
+    let size = 200 * 1024;
+    let whole = prose(size);
+    let dir = std::env::temp_dir().join(format!("rs-mcp-profiles-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("proxy.toml");
+    std::fs::write(&config, "[defaults]\nmax_chars = 150000\nmax_tokens = 40000\n").unwrap();
+    let config = config.display().to_string();
+    let marker =
+        regex_lite::Regex::new(r"read_truncated_output\(call_id=([A-Za-z0-9_]+), offset=(\d+), limit=(\d+)\)").unwrap();
+    for client in ["result-sanitizer-test", "claude-code", "codex-mcp-client", "gemini-cli-mcp-client", "cursor-vscode"]
+    {
+        let args = proxied(&["--config", &config], &plain_server());
+        let mut d = Driver::start(Sdk::TypeScript, json!({ "command": BIN, "args": args, "clientName": client }));
+        let r = d.call("sized", json!({ "bytes": size }));
+        assert_sanitized(&r);
+        assert_ne!(r["isError"], true, "{client}");
+        let text = texts(&r);
+        let tokens = r["_meta"]["result-sanitizer/record"]["output_tokens"].as_u64().unwrap();
+        if client == "result-sanitizer-test" {
+            assert!(text.chars().count() > 100_000, "the file's budgets are over the clients' limits ({})", text.len());
+            continue;
+        }
+        eprintln!("{client}: {} chars, {} bytes, {tokens} tokens", text.chars().count(), text.len());
+        assert!(
+            under_client_limit(client, &text, tokens),
+            "{client}: {} chars, {} bytes, {tokens} tokens",
+            text.chars().count(),
+            text.len()
+        );
+        assert!(text.contains("[truncated:"), "{client}: cut by the proxy");
+        let caps = marker.captures(&text).unwrap_or_else(|| panic!("{client}: a marker names the recall"));
+        let (call_id, offset, limit): (String, usize, usize) =
+            (caps[1].to_string(), caps[2].parse().unwrap(), caps[3].parse().unwrap());
+        assert!(offset + limit <= size, "{client}");
+        let s = d.call("read_truncated_output", json!({ "call_id": call_id, "offset": offset, "limit": limit }));
+        assert_sanitized(&s);
+        assert_ne!(s["isError"], true, "{client}: {}", trunc(&s));
+        let part = texts(&s);
+        let tokens = s["_meta"]["result-sanitizer/record"]["output_tokens"].as_u64().unwrap();
+        assert!(under_client_limit(client, &part, tokens), "{client}: the recall is budgeted too");
+        // What it shows is the result's text from the offset the marker named.
+        let first = part.lines().find(|l| !l.starts_with("[truncated:") && !l.is_empty()).unwrap();
+        assert!(whole[offset..].starts_with(first), "{client}: the recall starts at byte {offset}: {first:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

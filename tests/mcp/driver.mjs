@@ -5,6 +5,8 @@
 //   node driver.mjs '{"command": "...", "args": [...]}'   (stdio transport)
 //   node driver.mjs '{"url": "http://127.0.0.1:PORT/mcp"}'  (streamable HTTP)
 //
+// "clientName" in either sets the clientInfo.name it sends at initialize.
+//
 // Commands: {"op": "list_tools"} | {"op": "call", "name", "args", "task"?}
 // | {"op": "list_resources"} | {"op": "read", "uri"} | {"op": "get_prompt", "name", "args"?}
 // | {"op": "stats"}
@@ -26,7 +28,7 @@ const target = JSON.parse(process.argv[2]);
 const stats = { sampled: 0, elicited: 0, roots: 0, progress: 0, logs: 0 };
 
 const client = new Client(
-  { name: 'result-sanitizer-test', version: '1.0.0' },
+  { name: target.clientName ?? 'result-sanitizer-test', version: '1.0.0' },
   { capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } } },
 );
 client.setRequestHandler(CreateMessageRequestSchema, async () => {

@@ -5,6 +5,8 @@ command per line on stdin and reads one JSON answer per line on stdout.
 
     python driver.py '{"command": "...", "args": [...]}'     (stdio)
     python driver.py '{"url": "http://127.0.0.1:PORT/mcp"}'  (streamable HTTP)
+
+"clientName" in either sets the clientInfo.name it sends at initialize.
 """
 
 import json
@@ -103,6 +105,7 @@ async def serve(read, write):
         elicitation_callback=elicitation,
         list_roots_callback=roots,
         logging_callback=logging,
+        client_info=types.Implementation(name=target["clientName"], version="1.0.0") if "clientName" in target else None,
     ) as session:
         await session.initialize()
         while True:

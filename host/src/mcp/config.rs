@@ -17,6 +17,11 @@
 //!
 //! [guard]
 //! placeholder_arguments = "refuse"  # or "pass"; --placeholder-arguments
+//!
+//! [clients]                 # budgets by initialize's clientInfo.name
+//! enabled = true
+//! [clients.profiles.codex]  # over the built-in table
+//! max_tokens = 5000
 //! ```
 //!
 //! Budgets left unset here and on the command line come from the pack's
@@ -99,6 +104,8 @@ pub struct ProxyConfig {
     pub recall: RecallConfig,
     /// Calls whose arguments hold the pipeline's placeholders ([`super::guard`]).
     pub guard: super::guard::GuardConfig,
+    /// Budget profiles by the client's name ([`super::profiles`]).
+    pub clients: super::profiles::ClientsConfig,
 }
 
 impl ProxyConfig {

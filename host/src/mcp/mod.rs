@@ -12,7 +12,8 @@
 //!   item of a `resources/read` result, as raw output (its content type
 //!   from its `mimeType` or its URI's file name), and of every message of
 //!   a `prompts/get` result ([`prompts`]). Budgets are the pack's
-//!   per-tool ones under the config file's ([`config`]).
+//!   per-tool ones under the config file's ([`config`]), capped by the
+//!   client's profile ([`profiles`]).
 //! * **Refused**: a `tools/call` whose arguments hold a redaction
 //!   placeholder or a truncation marker ([`guard`]).
 //! * **Added**: when recall is on, results are kept in the host's
@@ -49,6 +50,7 @@
 //! | `config.rs` | the config file (TOML): per-tool options, recall |
 //! | `guard.rs` | calls whose arguments hold a placeholder: refused |
 //! | `prompts.rs` | `prompts/get` results: their texts sanitized |
+//! | `profiles.rs` | budgets by the client's name (`clientInfo.name`) |
 //! | `session.rs` | one client's stream: what each message becomes |
 //! | `lines.rs` | newline-delimited messages read under a cap |
 //! | `stdio.rs` | the stdio transport: the server as a child process |
@@ -60,6 +62,7 @@ pub mod guard;
 pub mod http;
 mod lines;
 mod peek;
+pub mod profiles;
 pub mod prompts;
 pub mod session;
 pub mod stdio;

@@ -72,6 +72,8 @@ pub struct Session {
     kept: Mutex<HashMap<String, Kept>>,
     /// Tasks (2025-11-25): task id -> tool and code type, for `tasks/result`.
     tasks: Mutex<HashMap<String, (String, Option<String>)>>,
+    /// The client's budget profile, from its `initialize`.
+    profile: Mutex<Option<super::profiles::Profile>>,
 }
 
 impl Session {
@@ -86,6 +88,7 @@ impl Session {
             listed: Mutex::default(),
             kept: Mutex::default(),
             tasks: Mutex::default(),
+            profile: Mutex::default(),
         }
     }
 
@@ -131,6 +134,9 @@ impl Session {
 
     /// One request of the client (`line`): answered here or noted.
     fn request(&self, r: &Request, line: &[u8]) -> FromClient {
+        if r.method.as_deref() == Some("initialize") {
+            *self.profile.lock().expect("profile lock") = super::profiles::from_initialize(&self.proxy, line);
+        }
         let recall = self.recall_tool();
         match self.recall_call(r, line).or_else(|| super::guard::check(&self.proxy, r, line, recall.as_deref())) {
             Some(reply) => FromClient::Reply(reply),
@@ -354,6 +360,9 @@ impl Session {
         o.source = OutputSource::Tool;
         // Markers name the tool that reads a cut result back.
         o.recall_tool = self.recall_tool();
+        if let Some(p) = &*self.profile.lock().expect("profile lock") {
+            super::profiles::apply(&self.proxy, p, &mut o);
+        }
         o
     }
 

@@ -14,16 +14,27 @@
 //! Each text is budgeted on its own: a prompt of many messages can be
 //! longer than one result.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use super::session::{set_record, Session};
-use crate::api::InputKind;
+use crate::error::Result;
 
 /// The tool name a prompt's budgets and kept texts go under.
 pub const TOOL: &str = "prompts/get";
 
+/// What sanitizing a prompt needs of the session (implemented by
+/// [`super::session::Session`]): this module does not reach into it.
+pub trait Texts {
+    /// One text sanitized as raw output for `tool`: the text as shown, and
+    /// its record.
+    fn text(&self, tool: &str, text: &str) -> Result<(String, Value)>;
+    /// A resource's contents item sanitized in place for `tool`.
+    fn resource_item(&self, tool: &str, item: &mut Value) -> Result<()>;
+    /// Every string of a value redacted.
+    fn redact(&self, v: &Value) -> Value;
+}
+
 /// A `GetPromptResult`, sanitized.
-pub fn sanitize(session: &Session, result: &Value) -> crate::error::Result<Value> {
+pub fn sanitize(session: &impl Texts, result: &Value) -> Result<Value> {
     let mut out = result.clone();
     redact_field(session, &mut out, "description");
     let Some(messages) = out.get_mut("messages").and_then(Value::as_array_mut) else { return Ok(out) };
@@ -43,18 +54,17 @@ pub fn sanitize(session: &Session, result: &Value) -> crate::error::Result<Value
 }
 
 /// One content block of a prompt message.
-fn block(session: &Session, b: &mut Value) -> crate::error::Result<()> {
+fn block(session: &impl Texts, b: &mut Value) -> Result<()> {
     match b.get("type").and_then(Value::as_str) {
         Some("text") => {
             let Some(text) = b.get("text").and_then(Value::as_str) else { return Ok(()) };
-            let o = session.options(TOOL, InputKind::Raw);
-            let (text, record) = session.sanitize_text(TOOL, text, o)?;
+            let (text, record) = session.text(TOOL, text)?;
             b["text"] = text.into();
             set_record(b, record);
         }
         Some("resource") => {
             if let Some(r) = b.get_mut("resource") {
-                session.sanitize_resource_item(TOOL, r)?;
+                session.resource_item(TOOL, r)?;
             }
         }
         Some("resource_link") => {
@@ -68,9 +78,19 @@ fn block(session: &Session, b: &mut Value) -> crate::error::Result<()> {
 }
 
 /// A string member of an object, redacted in place.
-fn redact_field(session: &Session, v: &mut Value, key: &str) {
+fn redact_field(session: &impl Texts, v: &mut Value, key: &str) {
     if let Some(s) = v.get(key).filter(|s| s.is_string()) {
-        let new = session.redact_json(s);
+        let new = session.redact(s);
         v[key] = new;
+    }
+}
+
+/// `record` in an object's `_meta` (made if missing).
+pub fn set_record(item: &mut Value, record: Value) {
+    match item.get_mut("_meta").and_then(Value::as_object_mut) {
+        Some(meta) => {
+            meta.insert("result-sanitizer/record".into(), record);
+        }
+        None => item["_meta"] = json!({ "result-sanitizer/record": record }),
     }
 }

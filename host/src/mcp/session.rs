@@ -15,6 +15,7 @@ use std::borrow::Cow;
 use serde_json::{json, Value};
 
 use super::peek::{Request, Response, ToolResult};
+use super::prompts::set_record;
 use super::Proxy;
 use crate::api::{InputKind, Options, OutputFormat, OutputSource, Slice, SliceUnit};
 
@@ -353,7 +354,7 @@ impl Session {
         Some(result_line(&jsonrpc, id, &new))
     }
 
-    pub(super) fn options(&self, tool: &str, input: InputKind) -> Options {
+    fn options(&self, tool: &str, input: InputKind) -> Options {
         let mut o = self.proxy.config.options_for(&self.proxy.base, tool);
         o.input = input;
         o.format = OutputFormat::Mcp;
@@ -450,7 +451,7 @@ impl Session {
     /// `BlobResourceContents`): its text sanitized as raw output for `tool`
     /// (content type from its `mimeType`, or its URI's file name), the
     /// record in its `_meta`; a blob passes.
-    pub(super) fn sanitize_resource_item(&self, tool: &str, item: &mut Value) -> crate::error::Result<()> {
+    fn sanitize_resource_item(&self, tool: &str, item: &mut Value) -> crate::error::Result<()> {
         let Some(text) = item.get("text").and_then(Value::as_str) else { return Ok(()) };
         let uri = item.get("uri").and_then(Value::as_str).unwrap_or_default();
         let mut o = self.options(tool, InputKind::Raw);
@@ -468,7 +469,7 @@ impl Session {
 
     /// One text sanitized as raw output for `tool` (kept for recall when
     /// recall is on): the text as shown, and its record.
-    pub(super) fn sanitize_text(&self, tool: &str, text: &str, o: Options) -> crate::error::Result<(String, Value)> {
+    fn sanitize_text(&self, tool: &str, text: &str, o: Options) -> crate::error::Result<(String, Value)> {
         let msg = message_value(&self.sanitize(tool, text.as_bytes(), o)?.message);
         let texts: Vec<&str> = msg["content"]
             .as_array()
@@ -518,7 +519,7 @@ impl Session {
 
     /// Every string of a JSON value (keys too) redacted; a string the
     /// pipeline fails on is replaced by a note.
-    pub(super) fn redact_json(&self, v: &Value) -> Value {
+    fn redact_json(&self, v: &Value) -> Value {
         let p = &self.proxy;
         let redact = |s: &str| -> String {
             let req = crate::api::RedactRequest {
@@ -577,6 +578,18 @@ impl Session {
     pub fn fail_pending(&self, why: &str) -> Vec<Vec<u8>> {
         let drained: Vec<(Value, Kind)> = self.pending.lock().expect("pending lock").drain().map(|(_, v)| v).collect();
         drained.into_iter().map(|(id, _)| line(&error_response(&id, SERVER_GONE, why))).collect()
+    }
+}
+
+impl super::prompts::Texts for Session {
+    fn text(&self, tool: &str, text: &str) -> crate::error::Result<(String, Value)> {
+        self.sanitize_text(tool, text, self.options(tool, InputKind::Raw))
+    }
+    fn resource_item(&self, tool: &str, item: &mut Value) -> crate::error::Result<()> {
+        self.sanitize_resource_item(tool, item)
+    }
+    fn redact(&self, v: &Value) -> Value {
+        self.redact_json(v)
     }
 }
 
@@ -695,16 +708,6 @@ fn candidate_ids(head: &[u8], tail: &[u8]) -> Vec<String> {
         out.insert(0, own);
     }
     out
-}
-
-/// `record` in an object's `_meta` (made if missing).
-pub(super) fn set_record(item: &mut Value, record: Value) {
-    match item.get_mut("_meta").and_then(Value::as_object_mut) {
-        Some(meta) => {
-            meta.insert("result-sanitizer/record".into(), record);
-        }
-        None => item["_meta"] = json!({ "result-sanitizer/record": record }),
-    }
 }
 
 fn line(v: &Value) -> Vec<u8> {

@@ -675,7 +675,10 @@ fn mcp(mo: &McpOpts, command: &[String]) -> Result<i32, Error> {
         o.input = InputKind::Mcp;
         o.max_chars = p.max_chars.or(o.max_chars);
         o.max_tokens = p.max_tokens.or(o.max_tokens);
-        s.effective_budget(&pack, &o).map_err(|e| Error::InvalidOptions(format!("clients.profiles.{id}: {e}")))?;
+        s.effective_budget(&pack, &o).map_err(|e| match e {
+            Error::InvalidOptions(m) => Error::InvalidOptions(format!("clients.profiles.{id}: {m}")),
+            e => e,
+        })?;
     }
     let proxy = Arc::new(Proxy::new(s, pack, base, config, mo.max_message_bytes)?);
     let upstream = match &mo.upstream {

@@ -55,6 +55,8 @@ pub fn default_options() -> Options {
         report_key: None,
         source: OutputSource::Tool,
         gap: None,
+        pii: false,
+        pii_public_ip: false,
     }
 }
 

@@ -25,6 +25,8 @@
 //! - a tenant rule equal to a platform rule (a pack built with the
 //!   defaults) is dropped: the platform's copy runs, under the platform's
 //!   allowlists;
+//! - PII tools add up (a tenant can turn personal-data redaction on, not
+//!   off);
 //! - scrub tools and readable roots add up (a readable root becomes an
 //!   anchored allow regex of each `errors-only` path rule: the one way a
 //!   tenant widens a platform rule, and only for paths in error output);
@@ -166,6 +168,11 @@ impl CompiledPack {
         self.rules.scrub_tools.iter().any(|t| t == tool || t == "*")
     }
 
+    /// Whether the results of `tool` have personal data redacted.
+    pub(crate) fn pii_tool(&self, tool: &str) -> bool {
+        self.rules.pii_tools.iter().any(|t| t == tool || t == "*")
+    }
+
     /// Whether the tenant's own generic rules are lenient for `tool`.
     pub(crate) fn tenant_lenient(&self, tool: &str) -> bool {
         self.tenant_lenient_tools.iter().any(|t| t == tool)
@@ -229,6 +236,7 @@ pub(crate) fn empty_rule_set() -> RuleSet {
         scrub_tools: Vec::new(),
         readable_roots: Vec::new(),
         relax: Vec::new(),
+        pii_tools: Vec::new(),
     }
 }
 
@@ -301,6 +309,7 @@ fn merge(mut p: RuleSet, t: RuleSet) -> Merged {
         }
     }
     add_new(&mut p.scrub_tools, t.scrub_tools);
+    add_new(&mut p.pii_tools, t.pii_tools);
     add_new(&mut p.readable_roots, t.readable_roots);
     // Paths under a readable root stay readable in error output.
     let readable: Vec<String> =

@@ -66,9 +66,12 @@ pub(crate) fn sanitize_visible(
     // Error results are scrubbed (internal hosts, private addresses, SQL
     // literals, server paths), and the tools the packs opt in.
     let scrub = opts.tool_error.is_some() || pack.scrub_tool(&opts.tool);
+    // Personal data: asked for by the call or by the packs for this tool.
+    let pii = opts.pii || pack.pii_tool(&opts.tool);
     let pass = Pass::for_tool(pack, options::lenient(opts, &pack.rules), &opts.tool)
         .inline_allow(!opts.untrusted)
-        .scrub(scrub);
+        .scrub(scrub)
+        .pii(pii, opts.pii_public_ip);
     let mut record = RecordBuilder::new(opts, &budget, pack, input.len());
     record.stage(Stage::Triage, input.len(), input.len());
 

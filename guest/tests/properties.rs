@@ -42,6 +42,7 @@ fn pack() -> CompiledPack {
         scrub_tools: vec![],
         readable_roots: vec![],
         relax: vec![],
+        pii_tools: vec![],
     };
     let info = PackInfo {
         name: "p".into(),
@@ -112,7 +113,7 @@ proptest! {
     #[test]
     fn streaming_redaction_equals_one_shot(input in text_strategy(), cuts in proptest::collection::vec(1usize..200_000, 0..6)) {
         let p = pack();
-        let one = redact_step(&RedactRequest { data: input.clone(), last: true, content_type: None, untrusted: false, report: false }, &p).unwrap().output;
+        let one = redact_step(&RedactRequest { data: input.clone(), last: true, content_type: None, untrusted: false, report: false, pii: false, pii_public_ip: false }, &p).unwrap().output;
         let mut out = Vec::new();
         let mut carry = Vec::new();
         let mut pos = 0;
@@ -124,7 +125,7 @@ proptest! {
             carry.extend_from_slice(&input[pos..end]);
             pos = end;
             let last = i + 1 == points.len();
-            let r = redact_step(&RedactRequest { data: carry.clone(), last, content_type: None, untrusted: false, report: false }, &p).unwrap();
+            let r = redact_step(&RedactRequest { data: carry.clone(), last, content_type: None, untrusted: false, report: false, pii: false, pii_public_ip: false }, &p).unwrap();
             out.extend_from_slice(&r.output);
             carry.drain(..r.consumed as usize);
         }

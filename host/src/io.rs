@@ -244,11 +244,22 @@ pub struct StreamOptions<'r> {
     pub untrusted: bool,
     /// Where to write a report of every replacement, if anywhere.
     pub report: Option<crate::report::Report<'r>>,
+    /// Redact personal data too (the `redact-request`'s `pii`).
+    pub pii: bool,
+    /// With `pii`: public IP addresses too.
+    pub pii_public_ip: bool,
 }
 
 impl Default for StreamOptions<'_> {
     fn default() -> Self {
-        Self { chunk: REDACT_CHUNK, content_type: None, untrusted: false, report: None }
+        Self {
+            chunk: REDACT_CHUNK,
+            content_type: None,
+            untrusted: false,
+            report: None,
+            pii: false,
+            pii_public_ip: false,
+        }
     }
 }
 
@@ -271,6 +282,8 @@ pub fn redact_stream(
         content_type: opts.content_type.clone(),
         untrusted: opts.untrusted,
         report: opts.report.is_some(),
+        pii: opts.pii,
+        pii_public_ip: opts.pii_public_ip,
     };
     let mut buf = vec![0u8; chunk];
     let mut total = 0u64;

@@ -84,6 +84,8 @@ enum Cmd {
         #[arg(long)]
         untrusted: bool,
         #[command(flatten)]
+        pii: PiiOpts,
+        #[command(flatten)]
         packs: PackOpts,
         #[command(flatten)]
         limits: LimitOpts,
@@ -305,6 +307,22 @@ struct BudgetOpts {
     /// Lenient (documentation) mode: generic rules off, provider formats on.
     #[arg(long)]
     lenient: bool,
+    #[command(flatten)]
+    pii: PiiOpts,
+}
+
+/// Personal data, for `sanitize`, `run`, `mcp` and `redact`.
+#[derive(Args, Clone, Copy)]
+struct PiiOpts {
+    /// Redact personal data in successful results too: emails, phone
+    /// numbers, payment cards, IBANs, US SSNs, private IP addresses, dates
+    /// of birth (`[REDACTED:email]`, ...). Error results always have
+    /// emails, phone numbers, cards, IBANs and SSNs redacted.
+    #[arg(long)]
+    pii: bool,
+    /// With --pii: public IP addresses too.
+    #[arg(long, requires = "pii")]
+    pii_public_ip: bool,
 }
 
 impl BudgetOpts {
@@ -318,6 +336,8 @@ impl BudgetOpts {
         };
         o.untrusted = self.untrusted;
         o.lenient = self.lenient;
+        o.pii = self.pii.pii;
+        o.pii_public_ip = self.pii.pii_public_ip;
     }
 }
 
@@ -702,6 +722,7 @@ struct RedactFlags<'a> {
     content_type: &'a Option<String>,
     report: &'a Option<PathBuf>,
     untrusted: bool,
+    pii: PiiOpts,
 }
 
 fn redact(file: &Option<PathBuf>, flags: RedactFlags<'_>, po: &PackOpts, limits: &LimitOpts) -> Result<(), Error> {
@@ -718,6 +739,8 @@ fn redact(file: &Option<PathBuf>, flags: RedactFlags<'_>, po: &PackOpts, limits:
     let mut opts = StreamOptions {
         content_type: flags.content_type.clone().or_else(|| content_type_of(file)),
         untrusted: flags.untrusted,
+        pii: flags.pii.pii,
+        pii_public_ip: flags.pii.pii_public_ip,
         ..StreamOptions::default()
     };
     if let Some(w) = report_file.as_mut() {
@@ -847,8 +870,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match &cli.cmd {
         Cmd::Sanitize { file, opts } => sanitize(file, opts),
-        Cmd::Redact { file, content_type, report, untrusted, packs, limits } => {
-            redact(file, RedactFlags { content_type, report, untrusted: *untrusted }, packs, limits)
+        Cmd::Redact { file, content_type, report, untrusted, pii, packs, limits } => {
+            redact(file, RedactFlags { content_type, report, untrusted: *untrusted, pii: *pii }, packs, limits)
         }
         Cmd::SanitizeRound { files, round_tokens, min_tokens, priorities, opts } => sanitize_round(
             files,

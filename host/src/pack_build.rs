@@ -106,6 +106,13 @@ pub struct RulesFile {
     /// Absolute path prefixes that scrubbing leaves readable (a workspace).
     #[serde(default)]
     pub readable_roots: Vec<String>,
+    /// Personal data is redacted in every result of this tenant (`pii`
+    /// rules and the pipeline's detectors): `pii_tools = ["*"]`.
+    #[serde(default)]
+    pub pii: bool,
+    /// Tools whose results have personal data redacted; `*` for every tool.
+    #[serde(default)]
+    pub pii_tools: Vec<String>,
     /// This tenant's internal host names, as `*.int.example.com` (any host
     /// under it) or `db.example.com` (that host): they become one scrubbing
     /// rule, `internal-domain`.
@@ -186,6 +193,7 @@ impl RulesFile {
             scrub_tools: vec![],
             readable_roots: vec![],
             relax: vec![],
+            pii_tools: vec![],
         };
         if let Err(e) = result_sanitizer_pipeline::check_rule_set(&global) {
             problems.push(format!("{file}: {e}"));
@@ -256,6 +264,7 @@ impl RulesFile {
             scrub_tools: vec![],
             readable_roots: vec![],
             relax: vec![],
+            pii_tools: vec![],
         };
         // One compiled pack per rule, its regexes all compiled, checks every
         // example.
@@ -307,6 +316,8 @@ impl RulesFile {
         base.relax = self.relax;
         base.scrub_tools.extend(self.scrub_tools);
         base.readable_roots.extend(self.readable_roots);
+        base.pii |= self.pii;
+        base.pii_tools.extend(self.pii_tools);
         base.internal_domains.extend(self.internal_domains);
         // A tenant adds shapes of its code; the code thresholds are the
         // defaults' (a file that sets its own is refused, not ignored).
@@ -336,7 +347,20 @@ impl RulesFile {
             scrub_tools: self.scrub_tools.clone(),
             readable_roots: self.readable_roots.clone(),
             relax: self.relax.clone(),
+            pii_tools: self.pii_tools(),
         }
+    }
+
+    /// The tools whose results have personal data redacted: `*` for
+    /// `pii = true`, and `pii_tools`.
+    fn pii_tools(&self) -> Vec<String> {
+        let mut tools: Vec<String> = if self.pii { vec!["*".into()] } else { Vec::new() };
+        for t in &self.pii_tools {
+            if !tools.contains(t) {
+                tools.push(t.clone());
+            }
+        }
+        tools
     }
 
     /// The `internal-domain` rule made of `internal_domains`: a host name

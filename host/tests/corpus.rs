@@ -263,6 +263,8 @@ fn recall_and_false_positive_rate_per_kind() {
             content_type: content_type.map(str::to_string),
             untrusted: true,
             report: false,
+            pii: false,
+            pii_public_ip: false,
         };
         let resp = s.redact_request(pack, &req).unwrap();
         (String::from_utf8(resp.output).unwrap(), resp.redactions.iter().map(|r| r.count).sum())

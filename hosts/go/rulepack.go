@@ -13,7 +13,7 @@ var (
 		{"name", str}, {"version", str}, {"tenant", str}, {"wit-version", str}, {"description", str},
 	}}
 	// RuleKind is `rule-kind`.
-	RuleKind = &Type{Kind: Enum, Name: "rule-kind", Cases: []string{"secret", "path"}}
+	RuleKind = &Type{Kind: Enum, Name: "rule-kind", Cases: []string{"secret", "path", "pii"}}
 	// Rule is `rule`.
 	Rule = &Type{Kind: Record, Name: "rule", Fields: []Field{
 		{"id", str}, {"description", str}, {"kind", RuleKind}, {"regex", str}, {"keywords", strList},
@@ -39,6 +39,7 @@ var (
 		{"rules", &Type{Kind: List, Elem: Rule}}, {"allow-regexes", strList}, {"stopwords", strList},
 		{"path-roots", strList}, {"budgets", &Type{Kind: List, Elem: BudgetOverride}}, {"lenient-tools", strList},
 		{"generic", GenericValues}, {"scrub-tools", strList}, {"readable-roots", strList}, {"relax", strList},
+		{"pii-tools", strList},
 	}}
 	// Finding is `finding`.
 	Finding = &Type{Kind: Record, Name: "finding", Fields: []Field{

@@ -319,7 +319,15 @@ struct Redaction {
 fn redact(request: &IncomingRequest, query: &str) -> Result<Redaction, Problem> {
     let (content_type, untrusted) = options::parse_redact(query, &headers(request))?;
     let body = Body::open(request)?;
-    let request = rs::RedactRequest { data: Vec::new(), last: false, content_type, untrusted, report: false };
+    let request = rs::RedactRequest {
+        data: Vec::new(),
+        last: false,
+        content_type,
+        untrusted,
+        report: false,
+        pii: false,
+        pii_public_ip: false,
+    };
     Ok(Redaction { body, request })
 }
 

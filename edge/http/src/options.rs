@@ -111,6 +111,8 @@ impl Request {
             // omitted part cannot be read back (as the CLI's stdin).
             source: rs::OutputSource::Pipe,
             gap: None,
+            pii: false,
+            pii_public_ip: false,
         };
         let mut drain_limit = DEFAULT_DRAIN_LIMIT;
         let (mut exit_status, mut error_code, mut error_message) = (None::<i64>, None, None);
@@ -145,6 +147,8 @@ impl Request {
                 "max-tokens" => o.max_tokens = Some(number(&k, v)?),
                 "untrusted" => o.untrusted = flag(&k, v)?,
                 "lenient" => o.lenient = flag(&k, v)?,
+                "pii" => o.pii = flag(&k, v)?,
+                "pii-public-ip" => o.pii_public_ip = flag(&k, v)?,
                 "content-type" => o.content_type = Some(v.into()),
                 "drain-limit" => drain_limit = number(&k, v)?,
                 "exit-status" => {

@@ -83,6 +83,7 @@ impl Guest for AcmePack {
             scrub_tools: vec![],
             readable_roots: vec![],
             relax: vec![],
+            pii_tools: vec![],
         }
     }
 

@@ -104,6 +104,7 @@ pub fn rule_set_bytes(r: &pk::RuleSet) -> usize {
         + strs(&r.relax)
         + strs(&r.scrub_tools)
         + strs(&r.readable_roots)
+        + strs(&r.pii_tools)
 }
 
 /// Records that the pack broke a size limit and returns the trap that

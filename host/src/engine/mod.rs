@@ -325,7 +325,15 @@ impl Sanitizer {
     pub fn redact_step(&self, pack: &LoadedPack, data: &[u8], last: bool) -> Result<api::RedactResponse> {
         self.redact_request(
             pack,
-            &api::RedactRequest { data: data.to_vec(), last, content_type: None, untrusted: false, report: false },
+            &api::RedactRequest {
+                data: data.to_vec(),
+                last,
+                content_type: None,
+                untrusted: false,
+                report: false,
+                pii: false,
+                pii_public_ip: false,
+            },
         )
     }
 

@@ -8,6 +8,9 @@
 //! max_tokens = 2000
 //! untrusted = true
 //!
+//! [tools.crm_lookup]
+//! pii = true              # personal data redacted (emails, phones, cards, ...)
+//!
 //! [recall]
 //! enabled = true                  # --no-recall turns it off too
 //! tool = "read_truncated_output"  # --recall-tool
@@ -49,6 +52,11 @@ pub struct ToolOptions {
     pub untrusted: Option<bool>,
     /// Lenient (documentation) mode.
     pub lenient: Option<bool>,
+    /// Redact personal data (emails, phone numbers, cards, IBANs, SSNs,
+    /// private IP addresses, dates of birth) in successful results too.
+    pub pii: Option<bool>,
+    /// With `pii`: public IP addresses too.
+    pub pii_public_ip: Option<bool>,
 }
 
 /// Recall through the proxy.
@@ -129,12 +137,16 @@ impl ProxyConfig {
         o.max_tokens = o.max_tokens.or(d.max_tokens);
         o.untrusted |= d.untrusted.unwrap_or(false);
         o.lenient |= d.lenient.unwrap_or(false);
+        o.pii |= d.pii.unwrap_or(false);
+        o.pii_public_ip |= d.pii_public_ip.unwrap_or(false);
         if let Some(t) = self.tools.get(tool) {
             o.max_bytes = t.max_bytes.or(o.max_bytes);
             o.max_chars = t.max_chars.or(o.max_chars);
             o.max_tokens = t.max_tokens.or(o.max_tokens);
             o.untrusted = t.untrusted.unwrap_or(o.untrusted);
             o.lenient = t.lenient.unwrap_or(o.lenient);
+            o.pii = t.pii.unwrap_or(o.pii);
+            o.pii_public_ip = t.pii_public_ip.unwrap_or(o.pii_public_ip);
         }
         o
     }

@@ -528,6 +528,8 @@ impl Session {
                 content_type: None,
                 untrusted: true,
                 report: false,
+                pii: false,
+                pii_public_ip: false,
             };
             match p.sanitizer.redact_request(&p.pack, &req) {
                 Ok(r) => String::from_utf8_lossy(&r.output).into_owned(),

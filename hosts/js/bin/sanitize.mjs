@@ -17,6 +17,8 @@ const { values: v } = parseArgs({
     untrusted: { type: 'boolean', default: false },
     'content-type': { type: 'string' },
     lenient: { type: 'boolean', default: false },
+    pii: { type: 'boolean', default: false },
+    'pii-public-ip': { type: 'boolean', default: false },
     // As the Rust CLI: --pack must be signed by a --trusted-key (repeat for
     // several) unless --allow-unsigned; --tenant is the tenant it serves.
     pack: { type: 'string' },
@@ -65,6 +67,8 @@ try {
     untrusted: v.untrusted,
     contentType: v['content-type'],
     lenient: v.lenient,
+    pii: v.pii,
+    piiPublicIp: v['pii-public-ip'],
     // stdin is not kept: an omitted part cannot be read back.
     source: 'pipe',
   };

@@ -13,6 +13,10 @@ export interface SanitizeOptions {
   untrusted?: boolean;
   contentType?: string;
   lenient?: boolean;
+  /** Redact personal data (emails, phone numbers, cards, IBANs, SSNs, private IPs, dates of birth). */
+  pii?: boolean;
+  /** With `pii`: public IP addresses too. */
+  piiPublicIp?: boolean;
   totalBytes?: number;
   markupBytes?: number;
   toolError?: { code: string; message: string };

@@ -27,6 +27,8 @@ const FIELDS = [
   ['untrusted', 'untrusted'],
   ['content_type', 'contentType'],
   ['lenient', 'lenient'],
+  ['pii', 'pii'],
+  ['pii_public_ip', 'piiPublicIp'],
   ['total_bytes', 'totalBytes'],
   ['markup_bytes', 'markupBytes'],
   // The drained middle, as `readHeadTail` returns it (the twin's own JSON).

@@ -74,12 +74,15 @@
 //! - [`value`]: what counts as a secret value;
 //! - [`propagate`]: other occurrences of a found value;
 //! - [`encoded`]: base64, `%XX` and `\u` encoded secrets;
+//! - [`pii`]: personal data found by code (cards, IBANs, phone numbers,
+//!   SSNs, IP addresses), when PII is on and in error results;
 //! - [`spans`]: spans, merging, counts;
 //! - [`sites`]: where each redaction was made, for a report.
 
 mod analysis;
 pub(crate) mod encoded;
 mod pass;
+pub(crate) mod pii;
 mod propagate;
 mod rules;
 mod scan;
@@ -108,6 +111,13 @@ pub(crate) struct Mode {
     /// An error result (or a tool the packs scrub): the `errors-only`
     /// rules run too.
     pub scrub: bool,
+    /// Personal data is redacted: `pii` rules and [`pii`]'s detectors
+    /// (the call's `pii` option, or a tool the packs list in `pii-tools`).
+    /// In an error result (`scrub`) the `pii` rules and the number
+    /// detectors run anyway.
+    pub pii: bool,
+    /// With `pii`: public IP addresses too.
+    pub public_ip: bool,
     /// JSON text: a backslash escapes the character after it, so a span
     /// never splits an escape (elsewhere a backslash is text, such as a
     /// Windows path's separator, and stays where it is).

@@ -61,6 +61,12 @@ impl<'p> Pass<'p> {
         Self { mode: Mode { scrub, ..self.mode }, ..self }
     }
 
+    /// The same pass redacting personal data (`pii`), public IP addresses
+    /// too with `public_ip` (see [`super::pii`]).
+    pub(crate) fn pii(self, pii: bool, public_ip: bool) -> Self {
+        Self { mode: Mode { pii, public_ip: pii && public_ip, ..self.mode }, ..self }
+    }
+
     /// The same pass over source code (`code`) or other text: in code,
     /// generic rules look only inside string literals.
     pub(crate) fn over_code(self, code: bool) -> Self {
@@ -106,7 +112,7 @@ impl<'p> Pass<'p> {
                 spans.insert(i + 1, tail);
             }
         }
-        let mut list = self.edits_for(&spans, counts);
+        let mut list = self.edits_for(text, &spans, counts);
         let mut defanged = 0;
         if defang {
             let mut defangs = defang::edits(text);
@@ -142,7 +148,7 @@ impl<'p> Pass<'p> {
             });
         }
         let kept = (before - spans.len()) as u32;
-        let (text, _) = edits::apply(text, &self.edits_for(&spans, counts));
+        let (text, _) = edits::apply(text, &self.edits_for(text, &spans, counts));
         (text, kept)
     }
 
@@ -177,14 +183,20 @@ impl<'p> Pass<'p> {
 }
 
 impl Pass<'_> {
-    /// Replacement edits for `spans` (`[REDACTED:<id>]`, or the rule's
-    /// replacement), with counts by rule id added to `counts`.
-    fn edits_for(&self, spans: &[Span], counts: &mut Counts) -> Vec<Edit> {
+    /// Replacement edits for `spans` of `text` (`[REDACTED:<id>]`, or the
+    /// rule's replacement), with counts by rule id added to `counts`. In
+    /// JSON, a personal number that stood bare (`"phone": 14155550132`)
+    /// becomes a string, so the document still parses.
+    fn edits_for(&self, text: &str, spans: &[Span], counts: &mut Counts) -> Vec<Edit> {
+        let bare = if self.mode.json { super::pii::outside_json_strings(text, spans) } else { Vec::new() };
         spans
             .iter()
-            .map(|s| {
+            .enumerate()
+            .map(|(i, s)| {
                 *counts.entry(s.rule.clone()).or_default() += 1;
-                Edit { start: s.start, end: s.end, with: self.pack.ruleset.replacement(&s.rule) }
+                let with = self.pack.ruleset.replacement(&s.rule);
+                let with = if bare.get(i) == Some(&true) { format!("\"{with}\"") } else { with };
+                Edit { start: s.start, end: s.end, with }
             })
             .collect()
     }

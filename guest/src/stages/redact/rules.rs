@@ -43,6 +43,10 @@ pub(super) struct CompiledRule {
     pub(super) tenant: bool,
     /// A scrubbing rule: only in error results ([`super::Mode::scrub`]).
     pub(super) errors_only: bool,
+    /// A personal-data rule (`kind = "pii"`): with PII on and in error
+    /// results ([`super::Mode::pii`]); the global allowlist and stopwords
+    /// do not apply to it.
+    pub(super) pii: bool,
     /// Source of the regex; compiled on the rule's first keyword hit (most
     /// rules never hit in a given call, and a pack has hundreds).
     pub(super) src: String,
@@ -270,6 +274,7 @@ impl Ruleset {
                 strict_only: r.strict_only,
                 tenant: false,
                 errors_only: r.errors_only,
+                pii: r.kind == crate::pack_api::RuleKind::Pii,
                 secret_group: r.secret_group as usize,
                 entropy: r.entropy,
                 window: if r.window == 0 { DEFAULT_WINDOW } else { r.window as usize },

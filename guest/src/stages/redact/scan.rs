@@ -108,6 +108,9 @@ impl Ruleset {
         errors: Option<&mut Vec<Range<usize>>>,
     ) -> Vec<Span> {
         let mut spans = self.scan_plain_with(text, custom, mode, errors);
+        // Personal data the rules cannot validate (checksums, number
+        // plans), with PII on and in error results.
+        spans.extend(super::pii::find(text, mode));
         // Source code is scanned as written: its `\u` escapes and base64
         // blobs are its own test data (a decoded `\uD7FF` URL is not a
         // password someone printed).
@@ -427,6 +430,9 @@ fn applies(rule: &CompiledRule, mode: Mode) -> bool {
         return false;
     }
     if rule.errors_only && !mode.scrub {
+        return false;
+    }
+    if rule.pii && !(mode.pii || mode.scrub) {
         return false;
     }
     // A home path in source code was written by its author (`/home/foo`

@@ -35,7 +35,11 @@ impl Ruleset {
                 return false;
             }
         }
-        if self.stopwords().is_some_and(|ac| ac.is_match(secret)) {
+        // The global stopwords and allowlist describe placeholder secrets
+        // (`example`, `xxxx`): a scrubbed SQL literal or an address at
+        // example.org goes whatever it holds.
+        let global = !(rule.errors_only || rule.pii);
+        if global && self.stopwords().is_some_and(|ac| ac.is_match(secret)) {
             return false;
         }
         if !rule.stopwords.is_empty() {
@@ -53,7 +57,7 @@ impl Ruleset {
         };
         // A generic rule's candidate also must not be a shape of code.
         let generic = rule.strict_only && allow(&self.generic_allow);
-        !(allow(&rule.allow) || allow(&self.global_allow) || generic)
+        !(allow(&rule.allow) || (global && allow(&self.global_allow)) || generic)
     }
 
     /// Whether a generic rule's value in source code is shaped like a

@@ -79,6 +79,8 @@ func run() error {
 	untrusted := flag.Bool("untrusted", false, "wrap in the untrusted-source boundary")
 	contentType := flag.String("content-type", "", "content type of raw input")
 	lenient := flag.Bool("lenient", false, "lenient (documentation) mode")
+	pii := flag.Bool("pii", false, "redact personal data (emails, phone numbers, cards, IBANs, SSNs, private IPs, dates of birth)")
+	piiPublicIP := flag.Bool("pii-public-ip", false, "with -pii: public IP addresses too")
 	pipeline := flag.String("pipeline", "", "pipeline component (default: target/components/pipeline.wasm)")
 	pack := flag.String("pack", "", "rule pack component, verified (default: target/components/default-pack.wasm)")
 	verifier := flag.String("verifier", "", "the pack verifier component (default: target/components/verifier.wasm)")
@@ -93,7 +95,8 @@ func run() error {
 
 	// The flags' values are the JSON twin's enum cases (snake_case).
 	// stdin is not kept: an omitted part cannot be read back.
-	opts := map[string]any{"tool": *tool, "call_id": *callID, "untrusted": *untrusted, "lenient": *lenient, "source": "pipe"}
+	opts := map[string]any{"tool": *tool, "call_id": *callID, "untrusted": *untrusted, "lenient": *lenient, "source": "pipe",
+		"pii": *pii, "pii_public_ip": *pii && *piiPublicIP}
 	for _, e := range []struct {
 		name, value string
 		cases       []string

@@ -97,6 +97,7 @@ pub use entry::stream::step as redact_step;
 pub use options::default_options;
 pub use pack::{CompiledPack, RuleSource, StaticRules};
 pub use pipeline::sanitize;
+pub use stages::redact::pii::DETECTOR_IDS as PII_DETECTOR_IDS;
 pub use stages::redact::value_hash;
 pub use support::code::content_type_for_path;
 

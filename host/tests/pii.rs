@@ -598,3 +598,40 @@ fn a_pack_can_turn_pii_on_for_every_tool() {
     let s = sanitize(b"contact: carol@example.org", &o, pack()).unwrap();
     assert!(text_of(&s.message).contains("carol@example.org"));
 }
+
+/// The CLI's `--pii`: on `sanitize` and `redact`, off by default.
+#[test]
+fn the_cli_flag() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let run = |args: &[&str]| -> String {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_result-sanitizer"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(b"owner: carol@example.org, +44 7911 123456, 10.0.0.7\n").unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let on = run(&["redact", "--pii"]);
+    assert_eq!(on, "owner: [REDACTED:email], [REDACTED:phone], [REDACTED:ip]\n");
+    assert!(run(&["redact"]).contains("carol@example.org"));
+    let msg = run(&["sanitize", "--pii", "--tool", "crm"]);
+    assert!(msg.contains("[REDACTED:email]") && !msg.contains("7911"), "{msg}");
+    assert!(run(&["sanitize", "--tool", "crm"]).contains("carol@example.org"));
+}
+
+/// The MCP proxy's config key, per tool and for every tool.
+#[test]
+fn the_proxy_config_key() {
+    use result_sanitizer::mcp::config::ProxyConfig;
+    let c = ProxyConfig::parse("proxy.toml", "[tools.crm_lookup]\npii = true\npii_public_ip = true\n").unwrap();
+    let base = result_sanitizer::default_options();
+    let (crm, other) = (c.options_for(&base, "crm_lookup"), c.options_for(&base, "read_file"));
+    assert!(crm.pii && crm.pii_public_ip && !other.pii);
+    let c = ProxyConfig::parse("proxy.toml", "[defaults]\npii = true\n[tools.docs]\npii = false\n").unwrap();
+    assert!(c.options_for(&base, "x").pii && !c.options_for(&base, "docs").pii);
+}

@@ -38,8 +38,8 @@ var (
 	RuleSet = &Type{Kind: Record, Name: "rule-set", Fields: []Field{
 		{"rules", &Type{Kind: List, Elem: Rule}}, {"allow-regexes", strList}, {"stopwords", strList},
 		{"path-roots", strList}, {"budgets", &Type{Kind: List, Elem: BudgetOverride}}, {"lenient-tools", strList},
-		{"generic", GenericValues}, {"scrub-tools", strList}, {"readable-roots", strList}, {"relax", strList},
-		{"pii-tools", strList},
+		{"generic", GenericValues}, {"scrub-tools", strList}, {"readable-roots", strList}, {"pii-tools", strList},
+		{"relax", strList},
 	}}
 	// Finding is `finding`.
 	Finding = &Type{Kind: Record, Name: "finding", Fields: []Field{

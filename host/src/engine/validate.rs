@@ -129,7 +129,11 @@ pub fn validate_with(opts: &api::Options, out: &api::Sanitized, packs: Packs<'_>
     for r in &out.record.redactions {
         let ok_chars = r.rule_id.len() <= 64
             && r.rule_id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-        let known_id = known.contains(r.rule_id.as_str()) || r.rule_id == "tenant-path-root" || has_detect;
+        // Tenant roots and the pipeline's personal-data detectors report
+        // ids of no pack rule.
+        let builtin = r.rule_id == "tenant-path-root"
+            || result_sanitizer_pipeline::PII_DETECTOR_IDS.contains(&r.rule_id.as_str());
+        let known_id = known.contains(r.rule_id.as_str()) || builtin || has_detect;
         if !ok_chars || !known_id {
             return bad("the record names a rule the pack does not have");
         }

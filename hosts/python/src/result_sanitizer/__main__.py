@@ -46,6 +46,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--untrusted", action="store_true", help="wrap in the untrusted-source boundary")
     p.add_argument("--content-type", help="content type of raw input")
     p.add_argument("--lenient", action="store_true", help="lenient (documentation) mode")
+    p.add_argument("--pii", action="store_true", help="redact personal data (emails, phone numbers, cards, IBANs, SSNs, private IPs, dates of birth)")
+    p.add_argument("--pii-public-ip", action="store_true", help="with --pii: public IP addresses too")
     p.add_argument("--pipeline", help="pipeline component (default: the one the package carries)")
     p.add_argument("--pack", help="rule pack component, verified (default: the default pack, not verified)")
     p.add_argument("--trusted-key", action="append", default=[], help="public key (PREFIX.pub) trusted to sign --pack; repeat for several")
@@ -83,6 +85,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             untrusted=a.untrusted,
             content_type=a.content_type,
             lenient=a.lenient,
+            pii=a.pii,
+            pii_public_ip=a.pii and a.pii_public_ip,
             # stdin is not kept: an omitted part cannot be read back.
             source="pipe",
         )

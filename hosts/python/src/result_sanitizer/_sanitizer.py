@@ -48,6 +48,9 @@ REDACT_CHUNK = 1 << 20
 RULE_SET_BYTES = 4 << 20
 #: Most findings one `detect` call may return.
 MAX_FINDINGS = 1_000_000
+# Ids no pack rule has: tenant roots and the pipeline's personal-data
+# detectors (guest/src/stages/redact/pii/mod.rs, DETECTOR_IDS).
+BUILTIN_RULE_IDS = frozenset({"tenant-path-root", "card", "iban", "phone", "ssn", "ip", "dob"})
 _READ = 64 * 1024
 
 PackSource = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]"]
@@ -347,7 +350,7 @@ class Sanitizer:
         for r in rules:
             size += 64 + sum(len(getattr(r, f)) for f in ("id", "description", "regex"))
             size += sum(len(x) for f in ("keywords", "allow-regexes", "stopwords") for x in getattr(r, f))
-        for f in ("allow-regexes", "stopwords", "path-roots", "lenient-tools", "scrub-tools", "readable-roots", "relax"):
+        for f in ("allow-regexes", "stopwords", "path-roots", "lenient-tools", "scrub-tools", "readable-roots", "relax", "pii-tools"):
             size += sum(len(x) for x in getattr(rs, f))
         if size > RULE_SET_BYTES:
             live.failed_pack = role
@@ -676,7 +679,7 @@ class Sanitizer:
         for x in r.get("redactions") or []:
             rid = str(x.get("rule_id", ""))
             ok_chars = 0 < len(rid) <= 64 and all(c.isascii() and (c.isalnum() or c in "-_.") for c in rid)
-            if not ok_chars or (known and not detect and rid not in known and rid != "tenant-path-root"):
+            if not ok_chars or (known and not detect and rid not in known and rid not in BUILTIN_RULE_IDS):
                 raise bad("the record names a rule the pack does not have")
         if r.get("sites") and opts.get("report_key") is None:
             raise bad("the record reports sites nobody asked for")

@@ -20,7 +20,9 @@
 //! list in `pii-tools`) all of them; in an error result ([`Mode::scrub`])
 //! cards, IBANs, phone numbers and SSNs (its private addresses are the
 //! `private-ip` rule's). Nothing runs otherwise: with PII off a successful
-//! result is redacted as before.
+//! result is redacted as before. Nor in source code (a code content type,
+//! a source file's name, or sniffed) unless it is an error result: its
+//! addresses and numbers are its authors' test fixtures and examples.
 //!
 //! # How numbers are read
 //!
@@ -55,6 +57,10 @@ pub(crate) const SSN: &str = "ssn";
 pub(crate) const IP: &str = "ip";
 pub(crate) const DOB: &str = "dob";
 
+/// Every id the detectors report: no pack rule has them, and a host that
+/// checks a record's rule ids against the packs takes these too.
+pub const DETECTOR_IDS: &[&str] = &[CARD, IBAN, PHONE, SSN, IP, DOB];
+
 /// Whether a span of rule `id` may be a bare JSON number.
 pub(crate) fn may_be_number(id: &str) -> bool {
     matches!(id, CARD | PHONE | SSN)
@@ -77,7 +83,9 @@ pub(super) struct Number<'a> {
 /// The detectors' findings in `text` for `mode` (see the module docs).
 pub(super) fn find(text: &str, mode: Mode) -> Vec<Span> {
     let mut out = Vec::new();
-    if !(mode.pii || mode.scrub) {
+    // Source code holds what its authors wrote (test fixtures, examples):
+    // no personal data is sought there unless it is an error's.
+    if !mode.scrub && (!mode.pii || mode.code) {
         return out;
     }
     let csv = if mode.pii { Columns::of(text) } else { None };
@@ -574,6 +582,13 @@ pub(super) mod tests {
         ] {
             assert!(found(text, on()).is_empty(), "{text}");
         }
+    }
+
+    #[test]
+    fn not_in_source_code() {
+        let text = "card 4111111111111111 phone +44 7911 123456";
+        assert!(found(text, Mode { code: true, ..on() }).is_empty());
+        assert_eq!(found(text, Mode { code: true, scrub: true, ..Mode::default() }).len(), 2);
     }
 
     #[test]

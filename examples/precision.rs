@@ -7,8 +7,11 @@
 //! with a sample of changed lines. Every source file here is assumed to hold
 //! no live secret, so every redaction counts as a false alarm.
 //!
+//! Then the same files, and the log bench inputs, with personal-data
+//! redaction on (`redact --pii`, issue #40; `precision_pii.rs`).
+//!
 //! Usage: `precision [--cli PATH] [--gitleaks PATH] [--mb N] [--show N]
-//! [--seed N] [--json FILE]`.
+//! [--seed N] [--json FILE] [--no-pii]`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -16,6 +19,10 @@ use std::process::Command;
 use std::time::Instant;
 
 use serde_json::json;
+
+/// The PII-on figure (issue #40).
+#[path = "precision_pii.rs"]
+mod pii;
 
 /// Larger files are left out: generated tables and bundles, not code.
 const MAX_FILE: u64 = 256 * 1024;
@@ -532,6 +539,10 @@ fn main() {
         if scanned.is_empty() { "-".into() } else { scanned.join(", ") },
         started.elapsed().as_secs_f64()
     );
+
+    if !args.iter().any(|a| a == "--no-pii") {
+        pii::run(&cli, budget, seed, show);
+    }
 
     if let Some(path) = json_out {
         let lang_json: Vec<serde_json::Value> = langs

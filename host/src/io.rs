@@ -141,6 +141,7 @@ pub fn empty_gap(start: u64) -> Gap {
         error_lines_seen: 0,
         redactions: Vec::new(),
         unfinished: false,
+        json: Vec::new(),
     }
 }
 

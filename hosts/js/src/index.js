@@ -252,6 +252,7 @@ function emptyGap(start) {
     error_lines_seen: 0,
     redactions: [],
     unfinished: false,
+    json: [],
   };
 }
 

@@ -189,6 +189,10 @@ pub(crate) fn sanitize_visible(
         None => (None, 0),
     };
     notes.extend(body.notes);
+    if let Some(g) = opts.gap.as_ref().filter(|g| g.unscanned > 0) {
+        let end = g.start_byte + g.bytes;
+        notes.push(notice::unscanned(end - g.unscanned.min(g.bytes), end));
+    }
 
     // Byte cap, decode, redact.
     let (drained, gap) = match &body.drained {

@@ -268,6 +268,7 @@ fn empty_gap(start: u64) -> rs::Gap {
         redactions: Vec::new(),
         unfinished: false,
         json: Vec::new(),
+        unscanned: 0,
     }
 }
 

@@ -38,6 +38,7 @@ pub fn empty_gap(start: u64) -> Gap {
         redactions: Vec::new(),
         unfinished: false,
         json: Vec::new(),
+        unscanned: 0,
     }
 }
 

@@ -253,6 +253,7 @@ function emptyGap(start) {
     redactions: [],
     unfinished: false,
     json: [],
+    unscanned: 0,
   };
 }
 

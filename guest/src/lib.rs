@@ -68,7 +68,10 @@ wit_bindgen::generate!({
         "result-sanitizer:core/rule-pack@0.1.0/generic-values.allow-regexes": [#[serde(default)]],
         "result-sanitizer:core/rule-pack@0.1.0/generic-values.code-min-length": [#[serde(default)]],
         "result-sanitizer:core/rule-pack@0.1.0/generic-values.code-min-entropy": [#[serde(default)]],
-        "result-sanitizer:core/rule-pack@0.1.0/generic-values.code-min-classes": [#[serde(default)]]
+        "result-sanitizer:core/rule-pack@0.1.0/generic-values.code-min-classes": [#[serde(default)]],
+        // A gap from a host that predates JSON scans starts them empty.
+        "result-sanitizer:core/result-sanitizer@0.1.0/gap.json": [#[serde(default)]],
+        "result-sanitizer:core/result-sanitizer@0.1.0/gap.unscanned": [#[serde(default)]]
     },
 });
 

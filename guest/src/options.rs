@@ -127,17 +127,14 @@ pub fn resolve(opts: &Options, rules: &RuleSet) -> Result<Budget, SanitizeError>
         InputKind::Raw if html => max_bytes.max(markup_bytes) + 1,
         InputKind::Raw => max_bytes + 1,
     };
-    // Raw text can be read as head + tail (its end is where logs put their
-    // verdict); MCP, HTML and declared JSON documents are read whole, under
-    // read-bytes, as a head and tail would not be one document.
-    let ct = opts.content_type.as_deref().unwrap_or_default().to_ascii_lowercase();
-    let json = ct.starts_with("application/json") || ct.split(';').next().is_some_and(|t| t.ends_with("+json"));
-    let head_tail = opts.input == InputKind::Raw && !html && !json;
+    // Raw text is read as head + tail (its end is where logs put their
+    // verdict), a JSON document too (the pipeline closes it around the
+    // drained middle); MCP and HTML documents are read whole, under
+    // read-bytes, as a head and tail of them would not be one document.
+    let head_tail = opts.input == InputKind::Raw && !html;
     let (head_bytes, tail_bytes) = if head_tail { head_tail_bytes(max_bytes) } else { (0, 0) };
     if opts.gap.is_some() && (!head_tail || opts.slice.is_some()) {
-        return bad(
-            "a gap (head + tail input) is for raw output, not a declared HTML or JSON document, without a slice".into(),
-        );
+        return bad("a gap (head + tail input) is for raw output, not a declared HTML document, without a slice".into());
     }
     Ok(Budget {
         max_bytes,

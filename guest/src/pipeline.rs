@@ -77,7 +77,13 @@ pub(crate) fn sanitize_visible(
 
     // Head + tail around a drained middle: joined on whole lines (the
     // options checked it is raw, non-HTML output).
-    let joined = opts.gap.as_ref().map(|g| join(input, g, &pass, &mut record));
+    // A JSON document (as its head shows) is joined where the host cut it:
+    // it is closed around the middle, not on lines.
+    let json_doc = opts.gap.is_some()
+        && opts.input == InputKind::Raw
+        && triage::classify(input, opts.content_type.as_deref()).class == ContentClass::Text
+        && triage::refine(input, opts.content_type.as_deref()) == ContentClass::Json;
+    let joined = opts.gap.as_ref().map(|g| join(input, g, !json_doc, &pass, &mut record));
     let (input, drained) = match &joined {
         Some((bytes, d)) => (bytes.as_slice(), Some(*d)),
         None => (input, None),
@@ -143,7 +149,7 @@ pub(crate) fn sanitize_visible(
                 && !parsed.text.trim_start().starts_with(['{', '[']);
             let (text, drained) = if long {
                 let (bytes, gap) = byte_cap::head_tail(&parsed.text, budget.max_bytes, pack)?;
-                let (joined, d) = join(&bytes, &gap, &pass, &mut record);
+                let (joined, d) = join(&bytes, &gap, true, &pass, &mut record);
                 (joined, Some((d, gap)))
             } else {
                 (parsed.text.into_bytes(), None)
@@ -186,6 +192,10 @@ pub(crate) fn sanitize_visible(
         None => (None, 0),
     };
     notes.extend(body.notes);
+    if let Some(g) = opts.gap.as_ref().filter(|g| g.unscanned > 0) {
+        let end = g.start_byte + g.bytes;
+        notes.push(notice::unscanned(end - g.unscanned.min(g.bytes), end));
+    }
 
     // Byte cap, decode, redact.
     let (drained, gap) = match &body.drained {
@@ -207,6 +217,7 @@ pub(crate) fn sanitize_visible(
         bytes: d.bytes,
         newlines: d.newlines,
         ends_line: d.ends_line,
+        json: d.json,
     });
     let located = Located { text, rmap, dmap: decoded.map, lines: decoded.lines, base: capped.base, hole };
     // The drained middle's lines and replacements are the output's too.
@@ -225,7 +236,7 @@ pub(crate) fn sanitize_visible(
     let totals = capped.totals(stats.lines, &budget, recall);
     let token_budget = budget.max_tokens.saturating_sub(structured_tokens + record.media_tokens());
     let error_line = tool_error_line(opts, &pass, tok, token_budget, &mut record);
-    let shapes = structure::shapes(body.class, &located.text);
+    let shapes = structure::shapes(body.class, &located);
     let renderer = Renderer {
         compose: Compose {
             p: &located,
@@ -299,8 +310,8 @@ pub(crate) fn sanitize_visible(
 /// `input`, a head and tail around `g`, joined on whole lines. The partial
 /// lines at the join were neither drained nor are they shown: their
 /// secrets count with the rest.
-fn join(input: &[u8], g: &Gap, pass: &Pass, record: &mut RecordBuilder) -> (Vec<u8>, Drained) {
-    let (bytes, d) = byte_cap::join(input, g);
+fn join(input: &[u8], g: &Gap, lines: bool, pass: &Pass, record: &mut RecordBuilder) -> (Vec<u8>, Drained) {
+    let (bytes, d) = byte_cap::join(input, g, lines);
     for (s, e) in d.fragments {
         pass.redact_text(&String::from_utf8_lossy(&input[s..e]), &mut record.counts);
     }

@@ -141,6 +141,8 @@ pub fn empty_gap(start: u64) -> Gap {
         error_lines_seen: 0,
         redactions: Vec::new(),
         unfinished: false,
+        json: Vec::new(),
+        unscanned: 0,
     }
 }
 
@@ -316,4 +318,154 @@ pub fn redact_stream(
     }
     output.flush()?;
     Ok(total)
+}
+
+/// How much of a file's middle a host scans (drains) at most: the first
+/// 64 MiB after the head. Past it, a seekable file's middle is only
+/// counted (its bytes and newlines, natively, skipping a sparse file's
+/// holes): its error lines and secrets are not looked for, and the marker
+/// says which bytes were not scanned.
+pub const SCAN_BOUND: u64 = 64 << 20;
+
+/// A regular file of `len` bytes, read as [`read_head_tail`] reads a
+/// stream, but by offset: the head from 0, the tail from `len - tail`, and
+/// of the middle only its first `scan_bound` bytes go through the `drain`
+/// step; the rest is counted, not read into the pipeline. So a 10 GB log
+/// answers in the time its head, its tail and the bound take.
+pub fn read_file_head_tail(
+    s: &Sanitizer,
+    pack: &LoadedPack,
+    f: &std::fs::File,
+    len: u64,
+    (head, tail): (u64, u64),
+    scan_bound: u64,
+) -> Result<HeadTail> {
+    use std::os::unix::fs::FileExt;
+    if len <= head + tail {
+        let mut bytes = vec![0u8; len as usize];
+        f.read_exact_at(&mut bytes, 0)?;
+        return Ok(HeadTail { bytes, gap: None, total: len, stopped: false });
+    }
+    let mut bytes = vec![0u8; head as usize];
+    f.read_exact_at(&mut bytes, 0)?;
+    let (mid_end, scan_end) = (len - tail, (len - tail).min(head.saturating_add(scan_bound)));
+    let mut gap = empty_gap(head);
+    let mut pending: Vec<u8> = Vec::with_capacity(2 * DRAIN_CHUNK);
+    // Only the data is drained: a sparse file's holes (zeros: no line,
+    // no secret) are counted.
+    let mut off = head;
+    let mut holes = false;
+    for (start, end) in DataRegions::new(f, head, scan_end) {
+        if start > off {
+            drain(s, pack, &mut gap, &mut pending, true)?;
+            gap.bytes += start - off;
+            gap.ends_line = false;
+            holes = true;
+        }
+        off = start;
+        while off < end {
+            let n = (end - off).min(DRAIN_CHUNK as u64) as usize;
+            let at = pending.len();
+            pending.resize(at + n, 0);
+            f.read_exact_at(&mut pending[at..], off)?;
+            off += n as u64;
+            if pending.len() >= DRAIN_CHUNK && off < end {
+                drain(s, pack, &mut gap, &mut pending, false)?;
+            }
+        }
+    }
+    drain(s, pack, &mut gap, &mut pending, true)?;
+    if off < scan_end {
+        gap.bytes += scan_end - off;
+        gap.ends_line = false;
+        holes = true;
+    }
+    if scan_end < mid_end {
+        let (newlines, last) = count_newlines(f, scan_end, mid_end)?;
+        gap.bytes += mid_end - scan_end;
+        gap.newlines += newlines;
+        gap.ends_line = last == b'\n';
+        gap.unscanned = mid_end - scan_end;
+    }
+    if scan_end < mid_end || holes {
+        // Its JSON nesting is not known past the bound (nor across a hole).
+        if gap.json.is_empty() {
+            gap.json = vec![dead_scan(); 3];
+        }
+        gap.json.iter_mut().for_each(|j| j.dead = true);
+    }
+    let mut t = vec![0u8; tail as usize];
+    f.read_exact_at(&mut t, mid_end)?;
+    bytes.extend_from_slice(&t);
+    Ok(HeadTail { bytes, gap: Some(gap), total: len, stopped: false })
+}
+
+fn dead_scan() -> crate::api::JsonScan {
+    crate::api::JsonScan { in_str: false, esc: false, dead: true, depth: 0, min_depth: 0, commas: 0 }
+}
+
+/// The data regions of bytes `from..to` of `f`, in order (SEEK_DATA,
+/// SEEK_HOLE); the whole range when the file system cannot tell.
+struct DataRegions<'f> {
+    f: &'f std::fs::File,
+    at: u64,
+    to: u64,
+}
+
+impl<'f> DataRegions<'f> {
+    fn new(f: &'f std::fs::File, from: u64, to: u64) -> Self {
+        Self { f, at: from, to }
+    }
+}
+
+impl Iterator for DataRegions<'_> {
+    type Item = (u64, u64);
+
+    fn next(&mut self) -> Option<(u64, u64)> {
+        use std::os::fd::AsRawFd;
+        if self.at >= self.to {
+            return None;
+        }
+        let fd = self.f.as_raw_fd();
+        // SAFETY: lseek on an open descriptor; the result is checked.
+        let data = unsafe { libc::lseek(fd, self.at as libc::off_t, libc::SEEK_DATA) };
+        let start = if data < 0 {
+            if std::io::Error::last_os_error().raw_os_error() == Some(libc::ENXIO) {
+                self.at = self.to; // a hole to the end
+                return None;
+            }
+            self.at // no SEEK_DATA here: all of it is data
+        } else {
+            (data as u64).max(self.at)
+        };
+        if start >= self.to {
+            self.at = self.to;
+            return None;
+        }
+        // SAFETY: as above.
+        let hole = unsafe { libc::lseek(fd, start as libc::off_t, libc::SEEK_HOLE) };
+        let end = if hole < 0 { self.to } else { (hole as u64).clamp(start + 1, self.to) };
+        self.at = end;
+        Some((start, end))
+    }
+}
+
+/// Newlines in bytes `from..to` of `f`, and the last byte: only its data
+/// is read (a sparse file's holes are zeros, so they hold none).
+fn count_newlines(f: &std::fs::File, from: u64, to: u64) -> Result<(u64, u8)> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; DRAIN_CHUNK];
+    let mut n = 0u64;
+    for (start, end) in DataRegions::new(f, from, to) {
+        let mut p = start;
+        while p < end {
+            let k = (end - p).min(buf.len() as u64) as usize;
+            f.read_exact_at(&mut buf[..k], p)?;
+            n += memchr::memchr_iter(b'\n', &buf[..k]).count() as u64;
+            p += k as u64;
+        }
+    }
+    let mut last = [0u8; 1];
+    f.read_exact_at(&mut last, to - 1)?;
+    Ok((n, last[0]))
 }

@@ -13,7 +13,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use result_sanitizer::api::{self, Encoding, InputKind, Options, OutputFormat, OutputSource, ToolError};
 use result_sanitizer::io::{
-    read_capped, read_head_tail, redact_stream, run_head_tail, StreamOptions, DEFAULT_DRAIN_LIMIT,
+    read_capped, read_file_head_tail, read_head_tail, redact_stream, run_head_tail, StreamOptions, DEFAULT_DRAIN_LIMIT,
+    SCAN_BOUND,
 };
 use result_sanitizer::pack_build::RulesFile;
 use result_sanitizer::report::Report;
@@ -432,17 +433,24 @@ impl SanitizeOpts {
 
 /// Reads one input as the pipeline's budget says: raw output as head +
 /// tail with the middle drained (`opts.gap`), MCP and HTML documents whole
-/// under `read-bytes`. `len` is a file's size.
+/// under `read-bytes`. `len` is a file's size; a regular `file` is read by
+/// offset ([`read_file_head_tail`]).
 fn read_input(
     s: &Sanitizer,
     pack: &LoadedPack,
     opts: &mut Options,
-    reader: impl Read,
-    len: Option<u64>,
+    (reader, len, file): Opened,
     drain_limit: u64,
 ) -> Result<Vec<u8>, Error> {
     let b = s.effective_budget(pack, opts)?;
     opts.total_bytes = len;
+    if let (Some(file), Some(len), true) = (&file, len, b.head_bytes > 0) {
+        // A regular file: head and tail read by offset, the middle scanned
+        // up to the bound.
+        let ht = read_file_head_tail(s, pack, file, len, (b.head_bytes, b.tail_bytes), SCAN_BOUND)?;
+        opts.gap = ht.gap;
+        return Ok(ht.bytes);
+    }
     if b.head_bytes > 0 {
         let ht = read_head_tail(s, pack, reader, b.head_bytes, b.tail_bytes, drain_limit)?;
         opts.gap = ht.gap;
@@ -456,14 +464,19 @@ fn read_input(
     Ok(input.bytes)
 }
 
-fn open_input(file: &Option<PathBuf>) -> io::Result<(Box<dyn Read>, Option<u64>)> {
+/// The input: a reader, a regular file's size, and the file itself (read
+/// by offset when long).
+type Opened = (Box<dyn Read>, Option<u64>, Option<File>);
+
+fn open_input(file: &Option<PathBuf>) -> io::Result<Opened> {
     match file {
-        None => Ok((Box::new(io::stdin().lock()), None)),
-        Some(p) if p.as_os_str() == "-" => Ok((Box::new(io::stdin().lock()), None)),
+        None => Ok((Box::new(io::stdin().lock()), None, None)),
+        Some(p) if p.as_os_str() == "-" => Ok((Box::new(io::stdin().lock()), None, None)),
         Some(p) => {
             let f = File::open(p).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
             let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
-            Ok((Box::new(f), len))
+            let seekable = len.map(|_| f.try_clone()).transpose()?;
+            Ok((Box::new(f), len, seekable))
         }
     }
 }
@@ -531,10 +544,10 @@ fn sanitize(file: &Option<PathBuf>, so: &SanitizeOpts) -> Result<(), Error> {
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
     let mut opts = so.options();
     opts.content_type = opts.content_type.or_else(|| content_type_of(file));
-    let (reader, len) = open_input(file)?;
+    let opened = open_input(file)?;
     // A regular file can be re-read by offset; stdin cannot.
-    opts.source = if len.is_some() { OutputSource::File } else { OutputSource::Pipe };
-    let input = read_input(&s, pack, &mut opts, reader, len, so.drain_limit)?;
+    opts.source = if opened.1.is_some() { OutputSource::File } else { OutputSource::Pipe };
+    let input = read_input(&s, pack, &mut opts, opened, so.drain_limit)?;
     let out = s.sanitize_with(pack, &input, &opts)?;
     outln!("{}", out.message)?;
     Ok(())
@@ -558,9 +571,9 @@ fn sanitize_round(
         let mut opts = so.options();
         opts.tool = f.file_stem().map(|x| x.to_string_lossy().into_owned()).unwrap_or_default();
         opts.call_id = opts.tool.clone();
-        let (reader, len) = open_input(&Some(f.clone()))?;
-        opts.source = if len.is_some() { OutputSource::File } else { OutputSource::Pipe };
-        let input = read_input(&s, pack, &mut opts, reader, len, so.drain_limit)?;
+        let opened = open_input(&Some(f.clone()))?;
+        opts.source = if opened.1.is_some() { OutputSource::File } else { OutputSource::Pipe };
+        let input = read_input(&s, pack, &mut opts, opened, so.drain_limit)?;
         let priority = priorities.iter().find(|(t, _)| *t == opts.tool).map_or(1, |(_, w)| *w);
         inputs.push(api::RoundInput { input, options: opts, priority });
     }
@@ -728,7 +741,7 @@ struct RedactFlags<'a> {
 fn redact(file: &Option<PathBuf>, flags: RedactFlags<'_>, po: &PackOpts, limits: &LimitOpts) -> Result<(), Error> {
     let (s, loaded) = open(limits.limits(), po)?;
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
-    let (reader, _) = open_input(file)?;
+    let (reader, _, _) = open_input(file)?;
     let stdout = io::stdout().lock();
     let mut report_file = match flags.report {
         Some(p) => Some(io::BufWriter::new(

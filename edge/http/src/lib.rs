@@ -267,6 +267,8 @@ fn empty_gap(start: u64) -> rs::Gap {
         error_lines_seen: 0,
         redactions: Vec::new(),
         unfinished: false,
+        json: Vec::new(),
+        unscanned: 0,
     }
 }
 

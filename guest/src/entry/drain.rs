@@ -37,6 +37,8 @@ pub fn empty_gap(start: u64) -> Gap {
         error_lines_seen: 0,
         redactions: Vec::new(),
         unfinished: false,
+        json: Vec::new(),
+        unscanned: 0,
     }
 }
 
@@ -58,6 +60,7 @@ pub fn step(gap: &Gap, data: &[u8], last: bool, pack: &CompiledPack) -> Result<D
     if consumed > 0 {
         out.ends_line = data[consumed - 1] == b'\n';
     }
+    crate::support::json_scan::feed_all(&mut out.json, &data[..consumed]);
     let found = match words {
         Some(mut w) => {
             // What `find` on `t[..commit]` sees: the words inside it.

@@ -115,7 +115,7 @@ fn push_line(out: &mut String, s: &str) {
 /// Which records `cut` leaves out.
 fn records_cut(r: &Records, cut: Cut) -> RecordsCut {
     // Index of the first omitted record (records before it are shown).
-    let first = if cut.head_end <= r.header_end { 0 } else { r.index_of(cut.head_end) };
-    let last = if cut.tail_start >= r.len { r.count() } else { r.index_of(cut.tail_start) };
+    let first = if cut.head_end <= r.header_end { 0 } else { r.index_of(cut.head_end, false) };
+    let last = if cut.tail_start >= r.len { r.count() } else { r.index_of(cut.tail_start, true) };
     RecordsCut { first, last, total: r.count(), header: r.header_end > 0 }
 }

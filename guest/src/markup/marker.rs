@@ -208,6 +208,22 @@ pub fn json_items(omitted: usize, first: usize, last: usize, of: usize, rest: &s
     format!("{PREFIX} {omitted} items omitted (indexes {first}-{last} of {of}){rest}]")
 }
 
+/// Inside a JSON document read as head + tail: the elements of the
+/// container around the drained middle left out, `(first, last, of)` their
+/// indexes from 0, `at` where they were in the output.
+pub fn json_gap(
+    omitted: u64,
+    unit: &str,
+    (first, last, of): (u64, u64, u64),
+    at: &crate::api::Span,
+    rest: &str,
+) -> String {
+    format!(
+        "{PREFIX} {omitted} {unit} omitted (indexes {first}-{last} of {of}; bytes {}-{}, lines {}-{} of the output, read once){rest}]",
+        at.start_byte, at.end_byte, at.start_line, at.end_line
+    )
+}
+
 /// Inside thinned JSON: the member name and value that count the object
 /// members left out.
 pub fn json_keys(omitted: usize, rest: &str) -> (String, String) {

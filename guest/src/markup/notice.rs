@@ -13,6 +13,13 @@ pub fn binary(bytes: usize, format: Option<&str>) -> String {
     format!("binary output omitted, {bytes} bytes{what}")
 }
 
+/// The end of a drained middle that the host counted but did not scan.
+pub fn unscanned(from: u64, to: u64) -> String {
+    format!(
+        "{PREFIX} bytes {from}-{to} of the omitted part were counted, not scanned for error lines or secrets (past the host's scan bound of a file's middle).]"
+    )
+}
+
 /// Structured content thinned to its share of the token budget.
 pub fn structured_thinned(tokens: u32, max_tokens: u32) -> String {
     format!(

@@ -9,6 +9,7 @@ use crate::entry::stream::OVERLAP;
 use crate::markup::marker::{self, Recall, Totals};
 use crate::pack::CompiledPack;
 use crate::stages::redact::Pass;
+use crate::support::json_scan::{self, Nest};
 use crate::support::located::Base;
 use crate::support::text::{ceil_boundary, floor_boundary};
 
@@ -29,13 +30,16 @@ pub(crate) struct Drained {
     /// The partial lines the join moved into the middle, as ranges of the
     /// input: never shown, but their secrets are counted.
     pub fragments: [(usize, usize); 2],
+    /// Its JSON nesting, relative to the head's end, when scanned.
+    pub json: Option<Nest>,
 }
 
 /// The head and tail a host read around `gap`, joined on whole lines: the
 /// head's last partial line and the tail's first partial line join the
 /// middle (they are parts of lines that are not whole here), so the text
-/// never joins two halves of different lines.
-pub(crate) fn join(input: &[u8], gap: &Gap) -> (Vec<u8>, Drained) {
+/// never joins two halves of different lines. Without `lines` (a JSON
+/// document, often one line) only on character boundaries.
+pub(crate) fn join(input: &[u8], gap: &Gap, lines: bool) -> (Vec<u8>, Drained) {
     let at = (gap.start_byte.min(input.len() as u64)) as usize;
     let (head, tail) = input.split_at(at);
     if gap.bytes == 0 {
@@ -48,13 +52,18 @@ pub(crate) fn join(input: &[u8], gap: &Gap) -> (Vec<u8>, Drained) {
             ends_line: false,
             unfinished: gap.unfinished,
             fragments: [(at, at); 2],
+            json: None,
         };
         return (input.to_vec(), d);
     }
     // Without a line end, at least on character boundaries.
-    let h = memchr::memrchr(b'\n', head).map_or_else(|| whole_chars(head), |p| p + 1);
+    let h = match memchr::memrchr(b'\n', head) {
+        Some(p) if lines => p + 1,
+        _ => whole_chars(head),
+    };
     let t = match memchr::memchr(b'\n', tail) {
         _ if gap.ends_line => 0,
+        Some(_) if !lines => tail.iter().take(3).take_while(|&&b| (b & 0xC0) == 0x80).count(),
         Some(p) => p + 1,
         None => tail.iter().take(3).take_while(|&&b| (b & 0xC0) == 0x80).count(),
     };
@@ -68,6 +77,7 @@ pub(crate) fn join(input: &[u8], gap: &Gap) -> (Vec<u8>, Drained) {
         ends_line: gap.ends_line || (t > 0 && tail[t - 1] == b'\n'),
         unfinished: gap.unfinished,
         fragments: [(h, at), (at, at + t)],
+        json: json_scan::middle(&head[..h], &head[h..], &gap.json, &tail[..t]),
     };
     (joined, d)
 }
@@ -345,13 +355,13 @@ mod tests {
     #[test]
     fn head_and_tail_join_on_whole_lines_or_whole_characters() {
         // "one\ntw" + gap "o\nthr" + "ee\nfour\n": the partial lines join the gap.
-        let (j, d) = join(b"one\ntwee\nfour\n", &gap(6, 5, 1, false));
+        let (j, d) = join(b"one\ntwee\nfour\n", &gap(6, 5, 1, false), true);
         assert_eq!(j, b"one\nfour\n");
         assert_eq!((d.at, d.bytes, d.newlines, d.ends_line), (4, 2 + 5 + 3, 2, true));
         // One long line of 2-byte characters, cut inside characters on both sides.
         let s = "é".repeat(8);
         let input = [&s.as_bytes()[..5], &s.as_bytes()[9..]].concat();
-        let (j, d) = join(&input, &gap(5, 4, 0, false));
+        let (j, d) = join(&input, &gap(5, 4, 0, false), true);
         assert_eq!((j.as_slice(), d.at, d.bytes), ("ééééé".as_bytes(), 4, 4 + 1 + 1));
     }
 }

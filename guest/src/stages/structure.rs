@@ -17,8 +17,10 @@ use crate::record::{no_cuts, RecordBuilder};
 use crate::stages::char_budget::{self, Cut};
 use crate::stages::token_budget;
 use crate::stages::wrap::{FinalPass, Rendered, Renderer};
+use crate::strategies::json_gap::Layout;
 use crate::strategies::records::{self, Records};
 use crate::strategies::{error_lines, json};
+use crate::support::json_scan::Nest;
 use crate::support::located::Located;
 use crate::support::text;
 use crate::support::tokenizer::Tokenizer;
@@ -83,9 +85,15 @@ pub(crate) struct Shapes {
 }
 
 /// Finds the shape of `text` that its class's strategy uses.
-pub(crate) fn shapes(class: ContentClass, text: &str) -> Shapes {
+pub(crate) fn shapes(class: ContentClass, p: &Located) -> Shapes {
+    let text = p.text.as_str();
+    // A drained middle between whole lines held one record a line.
+    let around = |r: Records| match p.hole {
+        Some(h) if p.hole_on_lines() => r.around(h.text, h.newlines as usize),
+        _ => r,
+    };
     let records = matches!(class, ContentClass::JsonLines | ContentClass::Csv)
-        .then(|| Records::split(text, class == ContentClass::Csv));
+        .then(|| around(Records::split(text, class == ContentClass::Csv)));
     let errors = if class == ContentClass::Text { error_lines::find(text) } else { Vec::new() };
     Shapes { records, errors }
 }
@@ -104,7 +112,20 @@ pub(crate) fn fit(f: &Fit, record: &mut RecordBuilder) -> Outcome {
         text::char_count(&f.p.text) <= f.budget.max_chars as usize
             && f.tok.count_within(&f.renderer.render(Cut::none(len)).text, f.token_budget as usize).is_some()
     };
-    // Head + tail around a drained middle is not one document: cut as text.
+    // Head + tail around a drained middle: a JSON document closed around
+    // it, records whole on both sides; else cut as text.
+    if let Some(h) = f.p.hole.filter(|_| !f.renderer.compose.is_empty) {
+        let out = match (f.class, f.records) {
+            (ContentClass::Json, _) => h.json.and_then(|n| json_gap(f, h.text, &n, record)),
+            (ContentClass::JsonLines | ContentClass::Csv, Some(r)) if !f.cap_hit && r.hidden.is_some() => {
+                whole_records(f, r, record)
+            }
+            _ => None,
+        };
+        if let Some(out) = out {
+            return out;
+        }
+    }
     let structured = !f.renderer.compose.is_empty
         && f.p.hole.is_none()
         && matches!(f.class, ContentClass::Json | ContentClass::JsonLines | ContentClass::Csv);
@@ -166,6 +187,67 @@ fn json_structure(f: &Fit, record: &mut RecordBuilder) -> Option<Outcome> {
     })
 }
 
+/// A JSON document read as head + tail: closed around its drained middle
+/// ([`json_gap`]), keeping as many whole elements of the container around
+/// it as fit, three quarters from the start. `None` when the text is not
+/// such a document or not even the note fits.
+fn json_gap(f: &Fit, at: usize, nest: &Nest, record: &mut RecordBuilder) -> Option<Outcome> {
+    let p = f.p;
+    let layout = Layout::find(&p.text, at, nest)?;
+    let r = f.renderer;
+    let max_chars = f.budget.max_chars as usize;
+    let unit = if layout.object { "members" } else { "items" };
+    let try_keep = |k: usize| -> Option<(String, FinalPass, Option<usize>, Cut)> {
+        let (head_end, tail_start, _, _) = layout.cut(k);
+        let cut = Cut { head_end, tail_start };
+        let span = p.omitted(cut);
+        let rest = f.totals.recall.short(span.end_byte);
+        let doc = layout.render(&p.text, k, |o, a, b, t| marker::json_gap(o, unit, (a, b, t), &span, &rest));
+        if text::char_count(&doc) > max_chars {
+            return None;
+        }
+        // The final redaction must leave the document valid.
+        let (doc, counts) = FinalPass::run(&r.pass, &doc);
+        serde_json::from_str::<serde::de::IgnoredAny>(&doc).ok()?;
+        let framed = crate::markup::frame::frame(f.opts, r.error_line.map(|e| e.line.as_str()), &doc);
+        let tokens = f.tok.count_within(&framed, f.token_budget as usize)?;
+        Some((framed, counts, tokens, cut))
+    };
+    // Bisection on the number of elements kept.
+    let (mut lo, mut hi) = (0usize, layout.most());
+    let mut best = (0, try_keep(0)?);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        match try_keep(mid) {
+            Some(found) => {
+                best = (mid, found);
+                lo = mid;
+            }
+            None => hi = mid - 1,
+        }
+    }
+    let (k, (out, final_counts, tokens, cut)) = best;
+    let omitted = layout.total() - k.min(layout.most()) as u64;
+    record.stage(Stage::JsonStructure, p.text.len(), out.len());
+    let (kept, omitted_spans) = p.cut_spans(cut);
+    let cuts = if layout.object {
+        StructureCuts { keys: omitted, ..no_cuts() }
+    } else {
+        StructureCuts { items: omitted, ..no_cuts() }
+    };
+    Some(Outcome {
+        text: out,
+        tokens: tokens.map(|t| t as u64),
+        strategy: Strategy::JsonStructure,
+        cut: true,
+        structure: Some(cuts),
+        kept,
+        omitted: omitted_spans,
+        final_counts,
+        terse: false,
+    })
+}
+
 /// JSON lines and CSV over budget: as many whole records as fit, three
 /// quarters from the start, the header always kept. `None` when not even
 /// the header fits.
@@ -188,7 +270,8 @@ fn whole_records(f: &Fit, r: &Records, record: &mut RecordBuilder) -> Option<Out
         Some((rendered, tokens))
     };
     // Bisection on the number of records kept.
-    let (mut lo, mut hi) = (0usize, r.count());
+    // At most the records shown (a drained middle's are not).
+    let (mut lo, mut hi) = (0usize, r.starts.len());
     let mut best = Some((0, try_keep(0)?));
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);

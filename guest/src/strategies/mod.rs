@@ -4,4 +4,5 @@
 
 pub(crate) mod error_lines;
 pub(crate) mod json;
+pub(crate) mod json_gap;
 pub(crate) mod records;

@@ -36,6 +36,8 @@ pub(crate) struct Hole {
     pub newlines: u64,
     /// Its last byte is a newline.
     pub ends_line: bool,
+    /// Its JSON nesting (from where the head ends), when scanned.
+    pub json: Option<crate::support::json_scan::Nest>,
 }
 
 /// The redacted text and the way back to the input.

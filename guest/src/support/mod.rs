@@ -3,6 +3,7 @@
 
 pub(crate) mod code;
 pub(crate) mod edits;
+pub(crate) mod json_scan;
 pub(crate) mod located;
 pub(crate) mod media;
 pub(crate) mod pieces;

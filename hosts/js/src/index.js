@@ -252,6 +252,8 @@ function emptyGap(start) {
     error_lines_seen: 0,
     redactions: [],
     unfinished: false,
+    json: [],
+    unscanned: 0,
   };
 }
 

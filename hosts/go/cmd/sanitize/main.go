@@ -176,7 +176,7 @@ func run() error {
 	defer s.Close(ctx)
 	// Read as the pipeline says, as the Rust CLI does: raw output as head +
 	// tail with the middle drained (HeadBytes, TailBytes), documents under
-	// read_bytes (the markup budget + 1 for declared HTML or JSON, the MCP
+	// read_bytes (the markup budget + 1 for declared HTML, the MCP
 	// bound + 1); MCP input that fills it is refused.
 	b, err := s.EffectiveBudget(ctx, opts)
 	if err != nil {

@@ -89,6 +89,16 @@ def test_redact_streams_the_rust_clis_bytes(sanitizer: Sanitizer) -> None:
     assert stream.total > 0 and b"[REDACTED:" in got
 
 
+def test_redact_with_pii_gives_the_rust_clis_bytes(sanitizer: Sanitizer) -> None:
+    """`pii=True` is the CLI's `redact --pii`: personal data goes too."""
+    mail = "jane.doe" + "@" + "corp-mail.net"
+    data = f"order 4411 shipped to {mail}\n".encode()
+    rust = subprocess.run([str(CLI), "redact", "--pii"], input=data, capture_output=True, check=True).stdout
+    got = b"".join(sanitizer.redact(io.BytesIO(data), pii=True))
+    assert got == rust and mail.encode() not in got and b"[REDACTED:email]" in got
+    assert mail.encode() in b"".join(sanitizer.redact(io.BytesIO(data)))
+
+
 def test_redact_memory_stays_constant(sanitizer: Sanitizer) -> None:
     """6 MiB streamed in 64 KiB steps: the host holds a few steps' worth
     (the step's bytes as wasmtime's C API lays them out: 32 bytes each),

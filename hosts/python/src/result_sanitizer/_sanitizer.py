@@ -580,15 +580,22 @@ class Sanitizer:
         content_type: Optional[str] = None,
         untrusted: bool = False,
         chunk_size: int = REDACT_CHUNK,
+        pii: bool = False,
+        pii_public_ip: bool = False,
     ) -> "RedactStream":
         """Streams `source` through the pipeline's `redact` step: iterate
         the returned RedactStream for the redacted bytes. Memory stays at
         about one chunk plus the pipeline's overlap, whatever the length.
-        Its `counts` (rule id -> replacements) grow as it goes."""
-        return RedactStream(self, source, content_type, untrusted, max(1, chunk_size))
+        Its `counts` (rule id -> replacements) grow as it goes. `pii`
+        (and `pii_public_ip`) also redact personal data, as `--pii` does."""
+        return RedactStream(self, source, content_type, untrusted, max(1, chunk_size), (pii, pii_public_ip))
 
-    def _redact_step(self, data: bytes, last: bool, content_type: Optional[str], untrusted: bool) -> tuple[bytes, int, list[Any]]:
-        req = record(data=data, last=last, content_type=content_type, untrusted=untrusted, report=False)
+    def _redact_step(
+        self, data: bytes, last: bool, content_type: Optional[str], untrusted: bool, pii: tuple[bool, bool] = (False, False)
+    ) -> tuple[bytes, int, list[Any]]:
+        req = record(
+            data=data, last=last, content_type=content_type, untrusted=untrusted, report=False, pii=pii[0], pii_public_ip=pii[1]
+        )
         out = self._call("redact", req)
         if isinstance(out, Variant):
             raise _twin_error(to_python(out))
@@ -700,7 +707,10 @@ class Sanitizer:
 class RedactStream:
     """Iterates the redacted bytes of a stream, one step at a time."""
 
-    def __init__(self, s: Sanitizer, source: Source, content_type: Optional[str], untrusted: bool, chunk: int) -> None:
+    def __init__(
+        self, s: Sanitizer, source: Source, content_type: Optional[str], untrusted: bool, chunk: int, pii: tuple[bool, bool] = (False, False)
+    ) -> None:
+        self._pii = pii
         self._s, self._read = s, _reader(source)
         self._ct, self._untrusted, self._chunk = content_type, untrusted, chunk
         #: Replacements so far, by rule id.
@@ -722,7 +732,7 @@ class RedactStream:
                     break
                 buf += got
             data = carry + bytes(buf)
-            out, consumed, counts = self._s._redact_step(data, eof, self._ct, self._untrusted)
+            out, consumed, counts = self._s._redact_step(data, eof, self._ct, self._untrusted, self._pii)
             for c in counts:
                 self.counts[c["rule_id"]] = self.counts.get(c["rule_id"], 0) + int(c["count"])
             if out:

@@ -183,7 +183,10 @@ mod tests {
     #[test]
     fn kind_is_a_case_name() {
         let e = error(&format!("{RULE}kind = \"secrett\"\n"));
-        assert_eq!(e, "r.toml:8: rule `acme-token`: unknown variant `secrett`, expected one of `secret`, `path`, `pii`");
+        assert_eq!(
+            e,
+            "r.toml:8: rule `acme-token`: unknown variant `secrett`, expected one of `secret`, `path`, `pii`"
+        );
         let e = error(&format!("{RULE}kind = 3\n"));
         assert_eq!(e, "r.toml:8: rule `acme-token`: invalid type: integer `3`, expected a string");
     }

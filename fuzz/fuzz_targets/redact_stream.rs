@@ -6,6 +6,7 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use result_sanitizer_fuzz::{pack, plant, standalone, SECRETS};
 use result_sanitizer_pipeline::api::RedactRequest;
+use result_sanitizer_pipeline::redact_request;
 use result_sanitizer_pipeline::redact_step as step;
 
 #[derive(Arbitrary, Debug)]
@@ -16,13 +17,15 @@ struct Case {
     chunks: Vec<u16>,
     /// Repeat the data this many times (up to 8) to pass the 64 KiB overlap.
     repeat: u8,
+    /// Redact personal data too (the detectors must be chunk-independent).
+    pii: bool,
 }
 
 fuzz_target!(|c: Case| {
     let one = plant(&c.data, &c.plants);
     let input = one.repeat(1 + c.repeat as usize % 8);
     let whole = step(
-        &RedactRequest { data: input.clone(), last: true, content_type: None, untrusted: false, report: false },
+        &RedactRequest { pii: c.pii, ..redact_request(input.clone(), true) },
         pack(),
     )
     .expect("redact")
@@ -37,7 +40,7 @@ fuzz_target!(|c: Case| {
         i += 1;
         let last = pos == input.len();
         let r = step(
-            &RedactRequest { data: carry.clone(), last, content_type: None, untrusted: false, report: false },
+            &RedactRequest { pii: c.pii, ..redact_request(carry.clone(), last) },
             pack(),
         )
         .expect("redact step");

@@ -97,7 +97,7 @@ pub use entry::drain::{empty_gap, step as drain_step};
 pub use entry::json_twin::{drain_json, effective_budget_json, sanitize_json};
 pub use entry::round::sanitize_round;
 pub use entry::stream::step as redact_step;
-pub use options::default_options;
+pub use options::{default_options, redact_request};
 pub use pack::{CompiledPack, RuleSource, StaticRules};
 pub use pipeline::sanitize;
 pub use stages::redact::pii::DETECTOR_IDS as PII_DETECTOR_IDS;

@@ -6,7 +6,7 @@
 //! tokens). Limits below the floors here cannot hold a marker and are
 //! rejected rather than silently raised.
 
-use crate::api::{Budget, Encoding, InputKind, Options, OutputFormat, OutputSource, SanitizeError};
+use crate::api::{Budget, Encoding, InputKind, Options, OutputFormat, OutputSource, RedactRequest, SanitizeError};
 use crate::pack_api::{BudgetOverride, RuleSet};
 
 /// Default byte cap.
@@ -29,6 +29,12 @@ pub const MIN_MAX_BYTES: u64 = 1_024;
 pub const MAX_MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// Largest MCP result a host reads (MCP input is read whole, then parsed).
 pub const MAX_MCP_INPUT: u64 = 64 * 1024 * 1024;
+
+/// A streaming redaction request with every flag off: the caller sets
+/// what it needs (`content_type`, `untrusted`, `report`, `pii`, ...).
+pub fn redact_request(data: Vec<u8>, last: bool) -> RedactRequest {
+    RedactRequest { data, last, content_type: None, untrusted: false, report: false, pii: false, pii_public_ip: false }
+}
 
 /// Options with every field at its default.
 pub fn default_options() -> Options {

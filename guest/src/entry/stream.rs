@@ -114,19 +114,7 @@ mod tests {
                 carry.extend_from_slice(c);
             }
             let last = chunks.peek().is_none();
-            let r = step(
-                &RedactRequest {
-                    data: carry.clone(),
-                    last,
-                    content_type: None,
-                    untrusted: false,
-                    report: false,
-                    pii: false,
-                    pii_public_ip: false,
-                },
-                p,
-            )
-            .unwrap();
+            let r = step(&crate::options::redact_request(carry.clone(), last), p).unwrap();
             out.extend_from_slice(&r.output);
             carry.drain(..r.consumed as usize);
             if last {

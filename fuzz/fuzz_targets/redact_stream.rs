@@ -24,12 +24,8 @@ struct Case {
 fuzz_target!(|c: Case| {
     let one = plant(&c.data, &c.plants);
     let input = one.repeat(1 + c.repeat as usize % 8);
-    let whole = step(
-        &RedactRequest { pii: c.pii, ..redact_request(input.clone(), true) },
-        pack(),
-    )
-    .expect("redact")
-    .output;
+    let whole =
+        step(&RedactRequest { pii: c.pii, ..redact_request(input.clone(), true) }, pack()).expect("redact").output;
     let chunks: Vec<usize> =
         if c.chunks.is_empty() { vec![4096] } else { c.chunks.iter().map(|&n| 1 + n as usize).collect() };
     let (mut out, mut carry, mut pos, mut i) = (Vec::new(), Vec::new(), 0, 0);
@@ -39,11 +35,8 @@ fuzz_target!(|c: Case| {
         pos = end;
         i += 1;
         let last = pos == input.len();
-        let r = step(
-            &RedactRequest { pii: c.pii, ..redact_request(carry.clone(), last) },
-            pack(),
-        )
-        .expect("redact step");
+        let r =
+            step(&RedactRequest { pii: c.pii, ..redact_request(carry.clone(), last) }, pack()).expect("redact step");
         assert!(r.consumed as usize <= carry.len());
         out.extend_from_slice(&r.output);
         carry.drain(..r.consumed as usize);

@@ -137,6 +137,7 @@ fuzz_target!(|c: Case| {
         lenient_tools: vec![],
         generic: Default::default(),
         scrub_tools: vec![],
+        pii_tools: vec![],
         readable_roots: vec![],
         relax: c.relax.iter().take(3).map(|&i| format!("r{}", i % 8)).collect(),
     };

@@ -170,12 +170,20 @@ bench: build mcp-deps $(GITLEAKS)
 	target/release/examples/bench_mcp
 	@echo
 	target/release/examples/precision --gitleaks $(GITLEAKS) $(PRECISION_FLAGS)
+	@echo
+	target/release/examples/precision_shell --gitleaks $(GITLEAKS) --repos $(PRECISION_REPOS) $(PRECISION_SHELL_FLAGS)
 
 # False alarms on real source code (cargo registry sources, Python's
 # standard library, hosts/js/node_modules) against gitleaks on the same
 # files; e.g. PRECISION_FLAGS='--mb 2 --show 40 --json target/bench/precision.json'.
+# Then the outputs agents run over code (grep, git log -p, cat -n, ...) over
+# the git repositories in PRECISION_REPOS (none shipped: docs/benchmarks.md
+# lists them; the table says when they are absent).
+PRECISION_REPOS ?= target/bench/repos
 precision: build $(GITLEAKS)
 	target/release/examples/precision --gitleaks $(GITLEAKS) $(PRECISION_FLAGS)
+	@echo
+	target/release/examples/precision_shell --gitleaks $(GITLEAKS) --repos $(PRECISION_REPOS) $(PRECISION_SHELL_FLAGS)
 
 test-rust: build mcp-deps
 	@$(MAKE) --no-print-directory test-packs

@@ -178,7 +178,15 @@ pub(crate) fn sanitize_visible(
         ContentClass::Mcp => opts.content_type.as_deref().is_some_and(crate::support::code::is_code_type),
         _ => false,
     };
-    let pass = pass.over_code(code).over_json(body.class == ContentClass::Json).scrub(scrub || body.is_error);
+    // Plain text may interleave named files (grep, diffs, listings): each
+    // region is judged as its file. A `cat -n` listing sniffs as CSV (a
+    // number, a tab).
+    let regions = !code && matches!(body.class, ContentClass::Text | ContentClass::Mcp | ContentClass::Csv);
+    let pass = pass
+        .over_code(code)
+        .over_regions(regions)
+        .over_json(body.class == ContentClass::Json)
+        .scrub(scrub || body.is_error);
     // The final pass leaves markup alone, so the caller text that markup
     // carries is redacted before it goes in.
     let shown = shown_options(opts, &pass, &mut record);
@@ -227,6 +235,11 @@ pub(crate) fn sanitize_visible(
     }
     let lines = decoded.stats.lines + hole.map_or(0, |h| h.newlines);
     let stats = crate::record::Decoded { defanged, lines, ..decoded.stats };
+    if regions {
+        if let Some(r) = crate::support::regions::detect(&decoded.text) {
+            record.regions(&r);
+        }
+    }
     if let Some(key) = opts.report_key.as_deref() {
         record.sites(redact::sites(&decoded.text, &spans, key, &located));
     }

@@ -66,6 +66,7 @@ impl RecordBuilder {
             defanged: 0,
             redactions: Vec::new(),
             sites: Vec::new(),
+            regions: Vec::new(),
             output_chars: 0,
             output_tokens: None,
             budget: *budget,
@@ -84,6 +85,12 @@ impl RecordBuilder {
             round: None,
         };
         Self { rec, counts: Counts::new(), structured_cuts: None, error_line_cut: false }
+    }
+
+    /// Regions of the text that name their file, by class.
+    pub fn regions(&mut self, r: &crate::support::regions::Regions) {
+        self.rec.regions =
+            r.counts.iter().map(|(c, n)| crate::api::RegionCount { class: c.name().to_string(), count: *n }).collect();
     }
 
     /// Findings the final pass dropped to keep the pipeline's markup.

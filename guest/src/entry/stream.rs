@@ -34,7 +34,11 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
     let mut counts: BTreeMap<String, u32> = BTreeMap::new();
     let mut pos = 0usize;
     let code = req.content_type.as_deref().is_some_and(crate::support::code::is_code_type);
-    let pass = Pass::new(pack, false).over_code(code).inline_allow(!req.untrusted).pii(req.pii, req.pii_public_ip);
+    let pass = Pass::new(pack, false)
+        .over_code(code)
+        .over_regions(req.content_type.is_none())
+        .inline_allow(!req.untrusted)
+        .pii(req.pii, req.pii_public_ip);
     let mut report = Vec::new();
     for (valid, invalid) in crate::support::text::utf8_pieces(data) {
         let start = pos;

@@ -7,6 +7,7 @@ pub(crate) mod json_scan;
 pub(crate) mod located;
 pub(crate) mod media;
 pub(crate) mod pieces;
+pub(crate) mod regions;
 pub(crate) mod text;
 pub(crate) mod token_bound;
 pub(crate) mod tokenizer;

@@ -105,6 +105,10 @@ pub(crate) struct Mode {
     /// Source code: generic rules look only inside string literals and
     /// want secret-shaped values there (the rule set's `generic` values).
     pub code: bool,
+    /// Text that may interleave named files (grep hits, diffs, listings,
+    /// diagnostics, tracebacks): each region is judged as the file it
+    /// names, a code region as `code` is ([`crate::support::regions`]).
+    pub regions: bool,
     /// A line holding [`ALLOW_MARKER`] is left alone (content the user
     /// controls); off for untrusted content.
     pub inline_allow: bool,

@@ -73,6 +73,12 @@ impl<'p> Pass<'p> {
         Self { mode: Mode { code, ..self.mode }, ..self }
     }
 
+    /// The same pass judging regions that name their file as that file
+    /// (`regions`; see [`crate::support::regions`]).
+    pub(crate) fn over_regions(self, regions: bool) -> Self {
+        Self { mode: Mode { regions, ..self.mode }, ..self }
+    }
+
     /// The same pass over JSON text (`json`) or other text: in JSON, a
     /// span never splits a backslash escape.
     pub(crate) fn over_json(self, json: bool) -> Self {
@@ -222,11 +228,11 @@ mod tests {
     #[test]
     fn strict_and_lenient() {
         let p = pack();
-        let text = "tok_abcdef123456 pw=hunter22";
+        let text = "tok_abcdef123456 pw=h7xq2kz9";
         let mut counts = Counts::new();
         assert_eq!(Pass::new(&p, false).redact_text(text, &mut counts), "[REDACTED:tok] pw=[REDACTED:generic]");
         // Lenient mode skips the generic (strict-only) rule, not the provider one.
-        assert_eq!(Pass::new(&p, true).redact_text(text, &mut counts), "[REDACTED:tok] pw=hunter22");
+        assert_eq!(Pass::new(&p, true).redact_text(text, &mut counts), "[REDACTED:tok] pw=h7xq2kz9");
         assert_eq!((counts["tok"], counts["generic"]), (2, 1));
     }
 
@@ -243,7 +249,7 @@ mod tests {
     #[test]
     fn json_keys_and_values() {
         let p = pack();
-        let mut v = json!({"tok_abcdef123456": ["pw=hunter22", 3], "ok": "fine"});
+        let mut v = json!({"tok_abcdef123456": ["pw=h7xq2kz9", 3], "ok": "fine"});
         let mut counts = Counts::new();
         Pass::new(&p, false).redact_json(&mut v, &mut counts);
         assert_eq!(v, json!({"[REDACTED:tok]": ["pw=[REDACTED:generic]", 3], "ok": "fine"}));

@@ -74,7 +74,10 @@ pub(super) fn propagate_values(text: &str, found: &[(String, String)], known: &F
             // value is no other occurrence.
             let Some(start) = j.checked_sub(key_offset(v.len())) else { continue };
             let end = start + v.len();
-            if b[start..].starts_with(v.as_bytes()) && !known.bounds.contains_key(&(start, end)) {
+            if b[start..].starts_with(v.as_bytes())
+                && !known.bounds.contains_key(&(start, end))
+                && !super::value::name_side(b, end)
+            {
                 spans.push(Span { start, end, rule: (*rule).to_string() });
             }
         }

@@ -88,6 +88,20 @@ impl Ruleset {
         mode: Mode,
         errors: Option<&mut Vec<Range<usize>>>,
     ) -> (Vec<Span>, bool) {
+        // A `cat -n` / `nl` listing is scanned without its line numbers,
+        // so a rule that reads across lines (a `.netrc` entry, a key
+        // block) reads the file as written; its lines are judged as the
+        // sniffed file is (code or not).
+        if mode.regions && !mode.code {
+            if let Some((view, back, code)) = crate::support::regions::listing_view(text) {
+                let inner = Mode { regions: false, code, ..mode };
+                let (spans, _) = self.scan_any(&view, &[], inner, None);
+                let mut mapped: Vec<Span> =
+                    spans.into_iter().map(|s| Span { start: back[s.start], end: back[s.end], rule: s.rule }).collect();
+                mapped.extend(custom_spans(text, custom));
+                return (merge(mapped), false);
+            }
+        }
         if let Some((view, back)) = visible_view(text) {
             let spans = self.scan_visible(&view, &[], mode, None);
             let mut mapped: Vec<Span> =
@@ -116,7 +130,7 @@ impl Ruleset {
         // password someone printed).
         if !mode.code {
             spans.extend(crate::stages::redact::encoded::encoded_secrets(text, |decoded| {
-                self.scan_plain(decoded, &[], mode).into_iter().next().map(|s| s.rule)
+                self.scan_plain(decoded, &[], Mode { regions: false, ..mode }).into_iter().next().map(|s| s.rule)
             }));
         }
         merge(spans)
@@ -137,7 +151,8 @@ impl Ruleset {
     ) -> Vec<Span> {
         let fast = text.len() >= FAST_MIN_TEXT;
         let non_ascii = if fast { NonAscii::of(text) } else { None };
-        let mut out = Found { fast, non_ascii, code: mode.code, ..Found::default() };
+        let regions = (mode.regions && !mode.code).then(|| crate::support::regions::detect(text)).flatten();
+        let mut out = Found { fast, non_ascii, code: mode.code, regions, ..Found::default() };
         // Per rule: keyword hit starts (keyword-anchored rules) or merged
         // windows (the others), in text order.
         let mut found: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.rules.len()];

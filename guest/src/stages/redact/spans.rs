@@ -38,6 +38,8 @@ pub(super) struct Found {
     pub(super) bounds: rustc_hash::FxHashMap<(usize, usize), bool>,
     /// The text is source code ([`super::Mode::code`]).
     pub(super) code: bool,
+    /// Its regions that name their file ([`super::Mode::regions`]).
+    pub(super) regions: Option<crate::support::regions::Regions>,
     /// Its string literals, found on a generic rule's first candidate.
     pub(super) literals: Option<Vec<std::ops::Range<usize>>>,
 }
@@ -52,13 +54,34 @@ impl Found {
         if start == end || self.bounds.get(&(start, end)).is_some_and(|&p| p || !rule.propagate) {
             return;
         }
-        if self.code && rule.strict_only {
+        use crate::support::regions::RegionClass;
+        let class = self.regions.as_ref().and_then(|r| r.class_at(start));
+        let code = self.code || class == Some(RegionClass::Code);
+        // A home path in code, or in any file a region quotes, was written
+        // by its author, not printed by a tool about the user running it
+        // (see `scan::applies`). Error scrubbing still hides a server's
+        // paths in the lines a traceback quotes.
+        if rule.path && !rule.errors_only && !self.code && class.is_some() {
+            return;
+        }
+        if code && rule.strict_only {
             let literals = self.literals.get_or_insert_with(|| crate::support::code::string_literals(text));
             if !crate::support::code::inside(literals, start, end) || !set.secret_shaped(&text[start..end]) {
                 return;
             }
         }
         let candidate = &text[start..end];
+        // A generic rule's value must look like a secret: never the name
+        // side of an assignment, and not text that tokenizes like words
+        // (but in a `.env` or a configuration file, where a password of
+        // words is written as is).
+        if rule.strict_only
+            && (super::value::name_side(text.as_bytes(), end)
+                || (!matches!(class, Some(RegionClass::Env | RegionClass::Config))
+                    && super::value::tokenizes_like_words(candidate)))
+        {
+            return;
+        }
         if set.accept(rule, candidate, self.fast && candidate.is_ascii()) {
             self.bounds.insert((start, end), rule.propagate);
             self.spans.push(Span { start, end, rule: rule.id.clone() });

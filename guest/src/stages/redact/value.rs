@@ -82,6 +82,56 @@ impl Ruleset {
     }
 }
 
+/// A value at least this long is judged by its tokens.
+const WORDLIKE_MIN_LEN: usize = 6;
+/// Bytes per o200k token from which a value reads as words, names or
+/// calls rather than random text. Measured on the issue #37 benchmark
+/// (docs/benchmarks.md): the values generic rules took from grep hits,
+/// diffs and listings of real code have a median of 4.7 bytes per token
+/// (a quarter under 3.3: `u.username`, `encodeUserPassword`,
+/// `ReFrEsHtOkEn`), random secrets of 12 to 40 characters (alphanumeric,
+/// hex, base64, with punctuation) at most 2.3 (median 1.5).
+const WORDLIKE_BYTES_PER_TOKEN: f64 = 3.0;
+
+/// Whether `value` tokenizes like words, identifiers, paths or calls
+/// (a generic rule's value that is not a secret): few tokens for its
+/// length, in the tokenizer the pipeline holds anyway.
+pub(super) fn tokenizes_like_words(value: &str) -> bool {
+    if value.len() < WORDLIKE_MIN_LEN {
+        return false;
+    }
+    let tokens = crate::support::tokenizer::Tokenizer::get(crate::api::Encoding::O200kBase).count(value).max(1);
+    value.len() as f64 / tokens as f64 >= WORDLIKE_BYTES_PER_TOKEN
+}
+
+/// Whether the text from `end` on makes what ends there the name side of
+/// an assignment: `x = ...`, `x := ...`, `x += ...`, `x, err := ...`.
+/// A value is never there.
+pub(super) fn name_side(b: &[u8], end: usize) -> bool {
+    let skip = |mut i: usize| {
+        while b.get(i).is_some_and(|c| *c == b' ' || *c == b'\t') {
+            i += 1;
+        }
+        i
+    };
+    let mut i = skip(end);
+    // Further names of a multiple assignment.
+    for _ in 0..4 {
+        if b.get(i) != Some(&b',') {
+            break;
+        }
+        i = skip(i + 1);
+        let n = b[i..].iter().take_while(|c| c.is_ascii_alphanumeric() || **c == b'_').count();
+        if n == 0 {
+            return false;
+        }
+        i = skip(i + n);
+    }
+    let rest = &b[i.min(b.len())..];
+    let op = rest.iter().take_while(|c| b"+-*/|&:".contains(c)).count();
+    rest.get(op) == Some(&b'=') && op <= 1 && !matches!(rest.get(op + 1), Some(b'=' | b'>'))
+}
+
 /// Shannon entropy in bits per byte.
 pub(crate) fn shannon_entropy(s: &[u8]) -> f64 {
     if s.is_empty() {
@@ -100,4 +150,48 @@ pub(crate) fn shannon_entropy(s: &[u8]) -> f64 {
             -p * p.log2()
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_names_and_calls_are_not_secrets() {
+        for v in ["u.username", "encodeUserPassword", "subjectToken()", "config.auth.password", "new_password"] {
+            assert!(tokenizes_like_words(v), "{v}");
+        }
+        // Random text of the lengths and alphabets secrets have; built at
+        // run time from a fixed seed.
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut draw = |alphabet: &[u8], n: usize| -> String {
+            (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    alphabet[(x % alphabet.len() as u64) as usize] as char
+                })
+                .collect()
+        };
+        let alnum = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        for n in [8, 12, 20, 32, 40] {
+            for alphabet in [&alnum[..], b"0123456789abcdef", b"abcdefghijklmnopqrstuvwxyz0123456789+/!#%&*"] {
+                let v = draw(alphabet, n);
+                assert!(!tokenizes_like_words(&v), "random value of {n} characters read as words");
+            }
+        }
+    }
+
+    #[test]
+    fn the_name_side_of_an_assignment() {
+        let at = |s: &str, name: &str| name_side(s.as_bytes(), s.find(name).unwrap() + name.len());
+        assert!(at("privBytes, err := base64.StdEncoding.DecodeString(x)", "privBytes"));
+        assert!(at("let token = next()", "token"));
+        assert!(at("total += 1", "total"));
+        assert!(!at("if token == other {", "token"));
+        assert!(!at("password: Xk9mQ2vLp7,", "Xk9mQ2vLp7"));
+        assert!(!at("API_KEY=Xk9mQ2vLp7\n", "Xk9mQ2vLp7"));
+        assert!(!at("{:password => x}", ":password"));
+    }
 }

@@ -1,0 +1,126 @@
+//! Outputs that interleave named files (issue #37): grep hits, diffs,
+//! `cat -n` listings, diagnostics. Code in them keeps every byte that is
+//! not a secret; a secret in them (a key added to a `.env` in a diff, a
+//! token in a grep hit of a YAML file, a `.netrc` password in a listing, a
+//! private key block in `git show`) is still redacted. Through the real
+//! CLI's `run`, as an agent's shell tool sends them. The planted values
+//! are drawn at run time.
+
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_result-sanitizer"))
+}
+
+/// Random text over `alphabet`, from a seed (xorshift).
+fn draw(seed: &mut u64, alphabet: &str, n: usize) -> String {
+    let a = alphabet.as_bytes();
+    (0..n)
+        .map(|_| {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            a[(*seed % a.len() as u64) as usize] as char
+        })
+        .collect()
+}
+
+const AN: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+const B64: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// What `run` prints for a command that printed `output`: the message's
+/// text and its record.
+fn run(output: &str) -> (String, serde_json::Value) {
+    let dir = std::env::temp_dir().join(format!("rs-shapes-{}-{}", std::process::id(), output.len()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("out.txt");
+    std::fs::write(&file, output).unwrap();
+    let o =
+        bin().args(["run", "--format", "openai", "--max-tokens", "100000", "--", "cat"]).arg(&file).output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    (v["message"]["content"].as_str().unwrap().to_string(), v["record"].clone())
+}
+
+fn regions(record: &serde_json::Value) -> Vec<(String, u64)> {
+    record["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["class"].as_str().unwrap().to_string(), r["count"].as_u64().unwrap()))
+        .collect()
+}
+
+#[test]
+fn code_in_grep_hits_and_diffs_is_left_alone() {
+    // Lines of the kind the default pack redacted in grep and diff output
+    // of real repositories (docs/benchmarks.md, issue #37), written here.
+    let grep = "net/url/url.go:359:\ts := escape(u.username, encodeUserPassword)\n\
+                internal/token.go:186:func newTokenRequest(tokenURL, clientID, clientSecret string, v url.Values) (*http.Request, error) {\n\
+                internal/token.go-187-\tif clientSecret != \"\" {\n\
+                --\n\
+                lib/core/mergeConfig.js:71:    baseURL: defaultToConfig2,\n\
+                HEAD:jws/jws.go:160:\tprivBytes, err := base64.RawURLEncoding.DecodeString(token)\n\
+                docs/HISTORY.md:457:- Requests no longer outputs password in basic auth usage warning.\n";
+    let (text, record) = run(grep);
+    assert_eq!(text, grep);
+    assert_eq!(regions(&record), [("code".to_string(), 4), ("text".to_string(), 1)]);
+
+    let diff = "commit 510acbce1f16510acbce1f16510acbce1f165100\n\
+                Author: Dev <dev@example.com>\n\
+                \n\
+                \x20   read the secret access key\n\
+                \n\
+                diff --git a/google/aws.go b/google/aws.go\n\
+                --- a/google/aws.go\n\
+                +++ b/google/aws.go\n\
+                @@ -10,3 +10,3 @@ func (cs awsCredentialSource) subjectToken() (string, error) {\n\
+                -\t\tif secretKey := getenv(\"AWS_SECRET_ACCESS_KEY\"); secretKey != \"\" {\n\
+                +\t\tif secretAccessKey := getenv(\"AWS_SECRET_ACCESS_KEY\"); secretAccessKey != \"\" {\n\
+                \x20\t\t\tSecretAccessKey: secretAccessKey,\n\
+                \x20\t\t}\n";
+    let (text, record) = run(diff);
+    assert_eq!(text, diff);
+    assert_eq!(regions(&record), [("code".to_string(), 1)]);
+}
+
+#[test]
+fn secrets_in_these_shapes_are_still_caught() {
+    let mut seed = 0x5DEE_CE66_D1CE_4E5Bu64;
+    let aws = draw(&mut seed, B64, 40);
+    let token = draw(&mut seed, AN, 32);
+    let netrc = draw(&mut seed, AN, 20);
+    let pem_body: Vec<String> = (0..6).map(|_| format!("+{}", draw(&mut seed, B64, 64))).collect();
+    let literal = draw(&mut seed, AN, 24);
+
+    let log = format!(
+        "commit 0123456789abcdef0123456789abcdef01234567\nAuthor: Dev <dev@example.com>\n\n    deploy settings\n\n\
+         diff --git a/.env.production b/.env.production\nnew file mode 100644\n--- /dev/null\n+++ b/.env.production\n\
+         @@ -0,0 +1,3 @@\n+REGION=eu-west-1\n+AWS_SECRET_ACCESS_KEY={aws}\n+PORT=8080\n\
+         diff --git a/app/client.py b/app/client.py\n--- a/app/client.py\n+++ b/app/client.py\n\
+         @@ -1,2 +1,3 @@\n import os\n+API_TOKEN = \"{literal}\"\n def connect():\n"
+    );
+    let grep = format!(
+        "src/app.py:14:    token = settings.api_token\nconfig/app.yml:3:  api_token: {token}\nREADME.md:40:Set the token.\n"
+    );
+    let cat_n = format!("     1\tmachine api.example.com\n     2\t  login deploy\n     3\t  password {netrc}\n");
+    let show = format!(
+        "commit 1123456789abcdef0123456789abcdef01234567\nAuthor: Dev <dev@example.com>\n\n    add the deploy key\n\n\
+         diff --git a/deploy/id_rsa b/deploy/id_rsa\nnew file mode 100600\n--- /dev/null\n+++ b/deploy/id_rsa\n\
+         @@ -0,0 +1,8 @@\n+-----BEGIN RSA PRIVATE KEY-----\n{}\n+-----END RSA PRIVATE KEY-----\n",
+        pem_body.join("\n")
+    );
+    for (name, output, secrets) in [
+        ("git log -p", &log, vec![aws.as_str(), literal.as_str()]),
+        ("grep -rn", &grep, vec![token.as_str()]),
+        ("cat -n", &cat_n, vec![netrc.as_str()]),
+        ("git show", &show, pem_body.iter().map(|l| &l[1..]).collect()),
+    ] {
+        let (text, _) = run(output);
+        for (i, s) in secrets.iter().enumerate() {
+            assert!(!text.contains(&s[..16]), "{name}: planted secret {i} is not redacted");
+        }
+        assert!(text.contains("[REDACTED:"), "{name}");
+    }
+}

@@ -212,6 +212,23 @@ fn contexts(r: &mut Rng, var: &str, value: &str) -> Vec<(&'static str, String)> 
         ("bytes-repr", format!("send: b'POST /v1 HTTP/1.1\\r\\nHost: api\\r\\n{var}: {value}\\r\\n\\r\\n'\n")),
         ("printed-by-command", format!("$ printenv {var}\n{value}\n$ echo done\ndone\n")),
         ("call-argument", format!("  File \"/app/main.py\", line 40, in <module>\n    client.login(\"{value}\")\nAuthError: bad credentials\n")),
+        // The outputs agents read code through (issue #37), where regions
+        // name their file and are judged as it: a key added to a `.env` in
+        // `git log -p`, a grep hit in a YAML file, a `cat -n` of a
+        // `.netrc`, a literal added to code in `git show`.
+        (
+            "git-log-p-env",
+            format!("commit {id}{id}{id}{}\nAuthor: Dev <dev@acme.example>\nDate:   Tue Nov 4 10:00:00 2026 +0000\n\n    deploy settings\n\ndiff --git a/.env.production b/.env.production\nnew file mode 100644\nindex 0000000..{}\n--- /dev/null\n+++ b/.env.production\n@@ -0,0 +1,3 @@\n+HOSTNAME=web-{id}\n+{var}={value}\n+PORT=8080\n", &id[..4], &id[..7]),
+        ),
+        (
+            "grep-yaml",
+            format!("src/app.py:14:    key = settings.{}\nconfig/secrets.yml:3:  {}: {value}\nREADME.md:40:Set the {var} variable.\n", var.to_ascii_lowercase(), var.to_ascii_lowercase()),
+        ),
+        ("cat-n-netrc", format!("     1\tmachine api.acme.io\n     2\t  login deploy\n     3\t  password {value}\n")),
+        (
+            "git-show-code",
+            format!("commit {id}{id}{id}{}\nAuthor: Dev <dev@acme.example>\n\n    wire the client\n\ndiff --git a/app/client.py b/app/client.py\nindex {}..{} 100644\n--- a/app/client.py\n+++ b/app/client.py\n@@ -1,3 +1,4 @@ import os\n import os\n+{var} = \"{value}\"\n \n def connect():\n", &id[..4], &id[..7], &id[5..12]),
+        ),
     ]
 }
 

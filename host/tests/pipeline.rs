@@ -519,7 +519,7 @@ fn the_host_recounts_tokens_and_keeps_text_out_of_the_record() {
 /// line alone, and the next line's own secret keeps its own key.
 #[test]
 fn an_empty_assignment_does_not_take_the_next_line() {
-    let input = "DB_PASSWORD=\nhello_world_line\nDB_PASSWORD=\nAPI_KEY=abcdef123456XYZ\nexport TOKEN= \n";
+    let input = "DB_PASSWORD=\nhello_world_line\nDB_PASSWORD=\nAPI_KEY=q7Xk2mZ9vLp4RtW\nexport TOKEN= \n";
     let out = sanitizer().sanitize(input.as_bytes(), &opts("shell")).unwrap();
     let text = visible_text(&out, OutputFormat::Mcp);
     assert!(text.contains("DB_PASSWORD=\nhello_world_line\n"), "{text}");

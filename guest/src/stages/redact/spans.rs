@@ -71,10 +71,14 @@ impl Found {
             }
         }
         let candidate = &text[start..end];
+        if !set.accept(rule, candidate, self.fast && candidate.is_ascii()) {
+            return;
+        }
         // A generic rule's value must look like a secret: never the name
         // side of an assignment, and not text that tokenizes like words
         // (but in a `.env` or a configuration file, where a password of
-        // words is written as is).
+        // words is written as is). After the rule's own checks, so only a
+        // candidate they keep is tokenized.
         if rule.strict_only
             && (super::value::name_side(text.as_bytes(), end)
                 || (!matches!(class, Some(RegionClass::Env | RegionClass::Config))
@@ -82,10 +86,8 @@ impl Found {
         {
             return;
         }
-        if set.accept(rule, candidate, self.fast && candidate.is_ascii()) {
-            self.bounds.insert((start, end), rule.propagate);
-            self.spans.push(Span { start, end, rule: rule.id.clone() });
-        }
+        self.bounds.insert((start, end), rule.propagate);
+        self.spans.push(Span { start, end, rule: rule.id.clone() });
     }
 }
 

@@ -29,6 +29,9 @@ use crate::strategies::error_lines;
 use crate::support::located::{Hole, Located};
 use crate::support::tokenizer::{Memo, Tokenizer};
 
+/// How much of a code text is read to tell a test's code (200 lines at most).
+const TEST_SNIFF_BYTES: usize = 16 * 1024;
+
 /// Runs the whole pipeline over one tool result.
 pub fn sanitize(input: &[u8], opts: &Options, pack: &CompiledPack) -> Result<Sanitized, SanitizeError> {
     sanitize_visible(input, opts, pack).map(|(s, _)| s)
@@ -182,8 +185,11 @@ pub(crate) fn sanitize_visible(
     // region is judged as its file. A `cat -n` listing sniffs as CSV (a
     // number, a tab).
     let regions = !code && matches!(body.class, ContentClass::Text | ContentClass::Mcp | ContentClass::Csv);
+    // A test's code holds fixtures on purpose: generic rules are off there.
+    let test = code && crate::support::code::looks_like_test(&body.text[..body.text.len().min(TEST_SNIFF_BYTES)]);
     let pass = pass
         .over_code(code)
+        .over_tests(test)
         .over_regions(regions)
         .over_json(body.class == ContentClass::Json)
         .scrub(scrub || body.is_error);

@@ -124,3 +124,54 @@ fn secrets_in_these_shapes_are_still_caught() {
         assert!(text.contains("[REDACTED:"), "{name}");
     }
 }
+
+#[test]
+fn fixtures_in_tests_are_left_and_provider_tokens_in_them_are_not() {
+    // Test code, in the shapes the default pack redacted in real
+    // repositories' grep, diff and listing output (docs/benchmarks.md),
+    // written here: generic rules are off in a test's code and data.
+    let mut seed = 0x1234_5678_9ABC_DEF1u64;
+    let fixture = draw(&mut seed, "0123456789abcdef", 40);
+    let basic = draw(&mut seed, B64, 32);
+    let grep = format!(
+        "oauth2_test.go:82:\t\tw.Write([]byte(\"access_token={fixture}&scope=user\"))\n\
+         google/google_test.go:37:  \"private_key_id\": \"{fixture}\",\n\
+         spec/requests/auth_spec.rb:12:    headers = {{ \"Authorization\" => \"Basic {basic}\" }}\n\
+         test/fixtures/creds.yml:3:  client_secret: {fixture}\n"
+    );
+    let (text, record) = run(&grep);
+    assert_eq!(text, grep);
+    assert_eq!(regions(&record), [("test".to_string(), 4)]);
+
+    // A `cat -n` of a test file has no name: it reads as a test by its lines.
+    let listing: String = [
+        "package oauth2",
+        "",
+        "import (",
+        "\t\"net/http\"",
+        "\t\"testing\"",
+        ")",
+        "",
+        "func TestTokenRefresh(t *testing.T) {",
+        &format!("\tw.Write([]byte(`{{\"access_token\": \"{fixture}\"}}`))"),
+        "}",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, l)| format!("{:6}\t{l}\n", i + 1))
+    .collect();
+    let (text, record) = run(&listing);
+    assert_eq!(text, listing);
+    assert_eq!(regions(&record), [("test".to_string(), 1)]);
+    // The same file without numbers (`sed -n`), sniffed as a test's code.
+    let plain: String = listing.lines().map(|l| format!("{}\n", &l[7..])).collect();
+    assert_eq!(run(&plain).0, plain);
+
+    // A provider's token in a test is a secret all the same; so is a
+    // generic one in a `.env` under `tests/`.
+    let aws = format!("AKIA{}", draw(&mut seed, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16));
+    let env = draw(&mut seed, AN, 24);
+    let grep = format!("auth_test.go:9:\tkey := \"{aws}\"\ntests/.env:2:API_TOKEN={env}\n");
+    let (text, _) = run(&grep);
+    assert!(!text.contains(&aws) && !text.contains(&env), "a provider token or a .env secret in tests is redacted");
+}

@@ -209,6 +209,77 @@ pub fn looks_like_code(head: &[u8]) -> bool {
     lines >= 5 && starts * 10 >= lines * 2 && code * 10 >= lines * 4 && log * 10 <= lines * 2
 }
 
+/// Line starts (after indentation) that only tests have, in the common
+/// test frameworks: Go's `testing`, pytest and unittest, Minitest and
+/// RSpec, Jest / Mocha / Vitest, JUnit, xUnit and NUnit, Rust's test
+/// attributes.
+const TEST_STARTS: &[&str] = &[
+    "import \"testing\"",
+    "\"testing\"",
+    "func Test",
+    "func Benchmark",
+    "func Fuzz",
+    "import pytest",
+    "import unittest",
+    "from unittest",
+    "def test_",
+    "async def test_",
+    "@pytest.",
+    "require \"test_helper\"",
+    "require 'test_helper'",
+    "require \"spec_helper\"",
+    "require 'spec_helper'",
+    "require \"rails_helper\"",
+    "require 'rails_helper'",
+    "RSpec.describe",
+    "test \"",
+    "test '",
+    "describe(",
+    "describe \"",
+    "describe '",
+    "it(",
+    "it \"",
+    "it '",
+    "test(",
+    "expect(",
+    "beforeEach(",
+    "import org.junit",
+    "import static org.junit",
+    "import org.testng",
+    "@Test",
+    "using Xunit;",
+    "using NUnit",
+    "[Fact]",
+    "[TestMethod]",
+    "#[test]",
+    "#[tokio::test",
+];
+
+/// Whether the first lines of `head` (already judged to be code) are a
+/// test's: two or more lines that only tests have ([`TEST_STARTS`], or a
+/// Minitest / PHPUnit class). Fixtures are written in tests on purpose,
+/// so generic rules are off there, as in lenient mode; a provider's
+/// format is still found. One stray match (an `expect(` in a library)
+/// is not enough.
+pub fn looks_like_test(head: &[u8]) -> bool {
+    let end = memchr::memrchr(b'\n', head).map_or(head.len(), |e| e);
+    let mut hits = 0;
+    for line in head[..end].split(|&b| b == b'\n').take(200) {
+        let t = trim(line);
+        let test_class = t.starts_with(b"class ")
+            && [&b"< ActiveSupport::TestCase"[..], b"< Minitest::Test", b"extends TestCase", b"(unittest.TestCase)"]
+                .iter()
+                .any(|m| memchr::memmem::find(t, m).is_some());
+        if test_class || TEST_STARTS.iter().any(|s| t.starts_with(s.as_bytes())) {
+            hits += 1;
+            if hits >= 2 {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 fn trim(line: &[u8]) -> &[u8] {
     let s = line.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(line.len());
     let e = line.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(s, |p| p + 1);
@@ -326,5 +397,22 @@ mod tests {
         assert!(!looks_like_code(env));
         let traceback = b"Traceback (most recent call last):\n  File \"bot.py\", line 9, in <module>\n    bot.run(x)\n  File \"client.py\", line 3, in run\n    self.start()\nRuntimeError: boom\n";
         assert!(!looks_like_code(traceback));
+    }
+
+    #[test]
+    fn tests_are_told_from_code() {
+        let go = b"package oauth2\n\nimport (\n\t\"net/http\"\n\t\"testing\"\n)\n\nfunc TestToken(t *testing.T) {\n}\n";
+        assert!(looks_like_test(go));
+        let py = b"import pytest\n\nfrom app import login\n\n\ndef test_login(client):\n    assert login(client)\n";
+        assert!(looks_like_test(py));
+        let rb = b"require \"test_helper\"\n\nclass LoginTest < ActiveSupport::TestCase\n  test \"x\" do\n  end\nend\n";
+        assert!(looks_like_test(rb));
+        let js = b"const axios = require('axios');\ndescribe('auth', () => {\n  it('sends', () => {\n    expect(x).toBe(1);\n  });\n});\n";
+        assert!(looks_like_test(js));
+        // A library with one `expect(`, and code that merely names tests.
+        let lib = b"package oauth2\n\nimport \"net/http\"\n\nfunc Token() {\n\texpect(x)\n}\n// see TestToken\n";
+        assert!(!looks_like_test(lib));
+        let rust = b"use std::io;\n\npub fn main() {\n    let token = t.next();\n}\n";
+        assert!(!looks_like_test(rust));
     }
 }

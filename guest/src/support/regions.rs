@@ -12,7 +12,10 @@
 //! (`  File "path", line 12` then the quoted line). Each such line gets the
 //! content class its file name gives, and redaction judges it so: in a
 //! [`RegionClass::Code`] line generic rules look only inside string
-//! literals, as in a source file read by name (`stages/redact`).
+//! literals, as in a source file read by name (`stages/redact`); in a
+//! [`RegionClass::Test`] line (a test's code or data) they do not run at
+//! all, as in lenient mode: fixtures are written there on purpose, and a
+//! provider's token there is still found by its own rule.
 //!
 //! Cost: [`detect`] first looks at the first lines only ([`GATE_LINES`]);
 //! a text none of whose first lines has one of these shapes (a log, a JSON
@@ -40,6 +43,10 @@ pub(crate) enum RegionClass {
     /// Anything else with a name (Markdown, text, a lock file, ...): read
     /// as plain text.
     Text,
+    /// A test's code or data (`*_test.go`, `test_*.py`, `*.spec.ts`,
+    /// anything under `tests/`, `spec/`, `testdata/`, `fixtures/`, ...;
+    /// a `.env` file stays [`Self::Env`]): generic rules are off there.
+    Test,
 }
 
 impl RegionClass {
@@ -51,18 +58,26 @@ impl RegionClass {
             Self::Env => "env",
             Self::Json => "json",
             Self::Text => "text",
+            Self::Test => "test",
         }
     }
 
     /// The class of a file, from its name.
     pub(crate) fn of_path(path: &str) -> Self {
-        if super::code::content_type_for_path(path).is_some() {
-            return Self::Code;
-        }
         let name = path.rsplit(['/', '\\', ':']).next().unwrap_or(path).to_ascii_lowercase();
         let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
         if name == ".env" || name.starts_with(".env.") || ext == "env" {
             return Self::Env;
+        }
+        if test_path(path, &name) {
+            return Self::Test;
+        }
+        // Templates mix code into markup (`<%= url(token: @token) %>`):
+        // judged as code.
+        const TEMPLATES: &[&str] =
+            &["erb", "markerb", "haml", "slim", "ejs", "hbs", "mustache", "jinja", "j2", "twig", "liquid"];
+        if super::code::content_type_for_path(path).is_some() || TEMPLATES.contains(&ext) {
+            return Self::Code;
         }
         if matches!(
             name.as_str(),
@@ -78,6 +93,27 @@ impl RegionClass {
         }
         Self::Text
     }
+}
+
+/// Directories that hold tests and their data.
+const TEST_DIRS: &[&str] =
+    &["test", "tests", "spec", "specs", "__tests__", "testdata", "test_data", "fixtures", "__fixtures__", "__mocks__"];
+
+/// Whether `path` (whose lower-case file name is `name`) is a test's code
+/// or data, by the naming conventions of the common test runners.
+fn test_path(path: &str, name: &str) -> bool {
+    let stem = name.split('.').next().unwrap_or(name);
+    stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_spec")
+        || stem.ends_with("_tests")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+        || (stem.len() > 4 && stem.ends_with("test") && path.ends_with(".java"))
+        || path.split(['/', '\\']).rev().skip(1).any(|d| {
+            let d = d.rsplit(':').next().unwrap_or(d);
+            TEST_DIRS.iter().any(|t| d.eq_ignore_ascii_case(t))
+        })
 }
 
 /// The regions of one text: byte ranges (whole lines) in order, disjoint,
@@ -179,15 +215,20 @@ fn listing(text: &str, out: &mut Regions) {
         }
         head.push('\n');
     }
-    let class = if super::code::looks_like_code(head.as_bytes()) { RegionClass::Code } else { RegionClass::Text };
+    let class = match super::code::looks_like_code(head.as_bytes()) {
+        true if super::code::looks_like_test(head.as_bytes()) => RegionClass::Test,
+        true => RegionClass::Code,
+        false => RegionClass::Text,
+    };
     out.push(0..text.len(), class);
     out.count(class);
 }
 
 /// A `cat -n` / `nl` listing without its line numbers, for each byte of
-/// that view (and its end) the offset in `text`, and whether the listed
-/// file reads as code; `None` for any other text.
-pub(crate) fn listing_view(text: &str) -> Option<(String, Vec<usize>, bool)> {
+/// that view (and its end) the offset in `text`, and the class of the
+/// listed file as sniffed (code, a test, or text); `None` for any other
+/// text.
+pub(crate) fn listing_view(text: &str) -> Option<(String, Vec<usize>, RegionClass)> {
     if !matches!(gate(text)?, Shape::Listing) {
         return None;
     }
@@ -203,7 +244,7 @@ pub(crate) fn listing_view(text: &str) -> Option<(String, Vec<usize>, bool)> {
     back.push(text.len());
     let mut regions = Regions::default();
     listing(text, &mut regions);
-    Some((view, back, regions.ranges.first().is_some_and(|(_, c)| *c == RegionClass::Code)))
+    Some((view, back, regions.ranges.first().map_or(RegionClass::Text, |(_, c)| *c)))
 }
 
 /// A grep, ripgrep or git grep hit: `path:12:text` (`sep` `:`) or a
@@ -425,6 +466,17 @@ mod tests {
             ("package.json", RegionClass::Json),
             ("HISTORY.md", RegionClass::Text),
             ("Makefile", RegionClass::Text),
+            ("token_test.go", RegionClass::Test),
+            ("HEAD:tests/test_basic.py", RegionClass::Test),
+            ("src/app.spec.ts", RegionClass::Test),
+            ("spec/dummy/config/database.yml", RegionClass::Test),
+            ("internal/testdata/key.json", RegionClass::Test),
+            ("src/test/java/a/TokenTest.java", RegionClass::Test),
+            ("tests/.env", RegionClass::Env),
+            ("src/contest.rs", RegionClass::Code),
+            ("src/latest.go", RegionClass::Code),
+            ("lib/attestation.rb", RegionClass::Code),
+            ("app/views/mailer/unlock.html.erb", RegionClass::Code),
         ] {
             assert_eq!(RegionClass::of_path(p), c, "{p}");
         }
@@ -486,9 +538,9 @@ mod tests {
         assert!(classes(listing).iter().all(|g| g.1 == Some("code")));
         let netrc = "     1\tmachine api.example.com\n     2\tlogin me\n     3\tpassword hunter2\n";
         assert!(classes(netrc).iter().all(|g| g.1 == Some("text")));
-        let (view, back, code) = listing_view(netrc).unwrap();
+        let (view, back, class) = listing_view(netrc).unwrap();
         assert_eq!(view, "machine api.example.com\nlogin me\npassword hunter2\n");
-        assert!(!code);
+        assert_eq!(class, RegionClass::Text);
         let at = view.find("hunter2").unwrap();
         assert_eq!(&netrc[back[at]..back[at + 7]], "hunter2");
         assert_eq!(back[view.len()], netrc.len());

@@ -73,6 +73,12 @@ impl<'p> Pass<'p> {
         Self { mode: Mode { code, ..self.mode }, ..self }
     }
 
+    /// The same pass over a test's code (`test`): generic rules are off,
+    /// as in lenient mode (fixtures are written there on purpose).
+    pub(crate) fn over_tests(self, test: bool) -> Self {
+        Self { mode: Mode { lenient: self.mode.lenient || test, ..self.mode }, ..self }
+    }
+
     /// The same pass judging regions that name their file as that file
     /// (`regions`; see [`crate::support::regions`]).
     pub(crate) fn over_regions(self, regions: bool) -> Self {

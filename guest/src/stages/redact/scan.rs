@@ -91,10 +91,13 @@ impl Ruleset {
         // A `cat -n` / `nl` listing is scanned without its line numbers,
         // so a rule that reads across lines (a `.netrc` entry, a key
         // block) reads the file as written; its lines are judged as the
-        // sniffed file is (code or not).
+        // sniffed file is (code, a test's code, or text).
         if mode.regions && !mode.code {
-            if let Some((view, back, code)) = crate::support::regions::listing_view(text) {
-                let inner = Mode { regions: false, code, ..mode };
+            if let Some((view, back, class)) = crate::support::regions::listing_view(text) {
+                use crate::support::regions::RegionClass;
+                let test = class == RegionClass::Test;
+                let code = test || class == RegionClass::Code;
+                let inner = Mode { regions: false, code, lenient: mode.lenient || test, ..mode };
                 let (spans, _) = self.scan_any(&view, &[], inner, None);
                 let mut mapped: Vec<Span> =
                     spans.into_iter().map(|s| Span { start: back[s.start], end: back[s.end], rule: s.rule }).collect();

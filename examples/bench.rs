@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use result_sanitizer::api::Encoding;
-use result_sanitizer::pack_build::{RulesFile, DEFAULT_RULES};
+use result_sanitizer::pack_build::RulesFile;
 use result_sanitizer::{default_options, engine, io, Limits, Sanitizer};
 use result_sanitizer_pipeline::pack_api::PackInfo;
 use result_sanitizer_pipeline::{CompiledPack, StaticRules};
@@ -200,7 +200,7 @@ fn main() {
             wit_version: "0.1.0".into(),
             description: String::new(),
         },
-        rules: RulesFile::parse("default", DEFAULT_RULES).unwrap().to_rule_set(),
+        rules: RulesFile::defaults().unwrap().to_rule_set(),
     }))
     .unwrap();
     let mut no = result_sanitizer_pipeline::default_options();

@@ -24,7 +24,7 @@
 
 use std::time::Instant;
 
-use result_sanitizer::pack_build::{RulesFile, DEFAULT_RULES};
+use result_sanitizer::pack_build::RulesFile;
 use result_sanitizer::{default_options, Limits, Sanitizer};
 use result_sanitizer_pipeline::pack_api::PackInfo;
 use result_sanitizer_pipeline::{CompiledPack, StaticRules};
@@ -41,7 +41,7 @@ fn native_pack() -> CompiledPack {
         wit_version: "0.1.0".into(),
         description: String::new(),
     };
-    let rules = RulesFile::parse("default", DEFAULT_RULES).expect("default rules").to_rule_set();
+    let rules = RulesFile::defaults().expect("default rules").to_rule_set();
     CompiledPack::new(Box::new(StaticRules { info, rules })).expect("default pack")
 }
 
@@ -135,7 +135,7 @@ fn main() {
             println!("native {mode} {kib} KiB: {spans} spans, {:.0} MB/s", data.len() as f64 / d.as_secs_f64() / 1e6);
         }
         "compile" => {
-            let rules = RulesFile::parse("default", DEFAULT_RULES).expect("default rules").to_rule_set();
+            let rules = RulesFile::defaults().expect("default rules").to_rule_set();
             let t = Instant::now();
             for _ in 0..n {
                 result_sanitizer_pipeline::check_rule_set(std::hint::black_box(&rules)).expect("compile");

@@ -137,7 +137,7 @@ enum Cmd {
 enum PackCmd {
     /// Build a pack component from a rules file (no Rust toolchain needed).
     Build {
-        /// Rules file (TOML).
+        /// Rules file (TOML), or a directory of them (joined in name order).
         rules: PathBuf,
         /// Pack name (default: [pack].name).
         #[arg(long)]
@@ -193,10 +193,13 @@ enum PackCmd {
         #[arg(long)]
         tenant: Option<String>,
     },
-    /// Check a rules file: every regex compiles and every example holds.
+    /// Check a rules file, or several joined (a directory: its *.toml files
+    /// in name order): every regex compiles and every example holds; ids,
+    /// regexes and rules that shadow others are reported.
     Check {
-        /// Rules file (TOML).
-        rules: PathBuf,
+        /// Rules files (TOML) or directories of them, joined in this order.
+        #[arg(required = true)]
+        rules: Vec<PathBuf>,
     },
     /// Print a pack's manifest and sha256.
     Inspect {
@@ -770,7 +773,7 @@ fn redact(file: &Option<PathBuf>, flags: RedactFlags<'_>, po: &PackOpts, limits:
 fn pack_cmd(cmd: &PackCmd) -> Result<(), Error> {
     match cmd {
         PackCmd::Build { rules, name, version, tenant, no_defaults, output } => {
-            let mut rf = parse_rules(rules)?;
+            let mut rf = parse_rules(std::slice::from_ref(rules))?;
             if !no_defaults {
                 rf = rf.over_defaults().map_err(|e| Error::InvalidPack(e.to_string()))?;
             }
@@ -833,7 +836,12 @@ fn pack_cmd(cmd: &PackCmd) -> Result<(), Error> {
         }
         PackCmd::Check { rules } => {
             let rf = parse_rules(rules)?;
-            outln!("{}: {} rules, all examples hold", rules.display(), rf.rules.len())?;
+            let overlaps = rf.overlaps();
+            let names = rules.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ");
+            if !overlaps.is_empty() {
+                return Err(Error::InvalidPack(overlaps.join("\n")));
+            }
+            outln!("{names}: {} rules, all examples hold, no duplicate or shadowed rule", rf.rules.len())?;
             Ok(())
         }
         PackCmd::Inspect { pack } => {
@@ -873,10 +881,34 @@ fn keygen(prefix: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-fn parse_rules(path: &Path) -> Result<RulesFile, Error> {
-    let text = String::from_utf8(read_file(path)?)
-        .map_err(|_| Error::InvalidPack(format!("{}: not UTF-8", path.display())))?;
-    RulesFile::parse(&path.display().to_string(), &text).map_err(|e| Error::InvalidPack(e.to_string()))
+/// Reads rules files and directories (a directory's `*.toml` files in name
+/// order, as `rules/default/`) and parses them as one rules file.
+fn parse_rules(paths: &[PathBuf]) -> Result<RulesFile, Error> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let mut names = std::fs::read_dir(path)
+                .map_err(|e| Error::Io(io::Error::new(e.kind(), format!("{}: {e}", path.display()))))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .collect::<Vec<_>>();
+            names.sort();
+            if names.is_empty() {
+                return Err(Error::InvalidPack(format!("{}: no .toml files", path.display())));
+            }
+            files.extend(names);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    let mut texts = Vec::new();
+    for f in &files {
+        let text =
+            String::from_utf8(read_file(f)?).map_err(|_| Error::InvalidPack(format!("{}: not UTF-8", f.display())))?;
+        texts.push((f.display().to_string(), text));
+    }
+    let pairs: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    RulesFile::parse_files(&pairs).map_err(|e| Error::InvalidPack(e.to_string()))
 }
 
 fn main() -> ExitCode {

@@ -5,7 +5,8 @@
 //! A data-only pack answers `info()` and `rules()` with constants. The
 //! builder therefore:
 //!
-//! 1. parses and validates the TOML rules file (every regex is regex-lite
+//! 1. parses and validates the TOML rules file, or several joined (the
+//!    default rules are one file per family, `rules/default/`; every regex is regex-lite
 //!    syntax and compiles in the pipeline's engine; every rule's `examples`
 //!    are redacted by the pipeline's redaction and its `counter_examples`
 //!    are not), reporting `file:line` for each problem. A `[[rules]]` entry
@@ -26,7 +27,8 @@
 //! constant returns. Packs with code start from `examples/pack-template`.
 
 use result_sanitizer_pipeline::CompiledPack;
-use std::collections::BTreeSet;
+use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 
 use anyhow::{anyhow, Context, Result};
@@ -48,8 +50,10 @@ pub use self::rule_entry::RuleEntry;
 use crate::manifest::Manifest;
 use crate::wit::{self, RULE_PACK_INTERFACE, WIT_VERSION};
 
-/// The default rules file, embedded.
-pub const DEFAULT_RULES: &str = include_str!("../../rules/default.toml");
+/// The default rules, embedded: the family files of `rules/default/`, as
+/// (name, text), in file-name order, which is the order of their rules
+/// (`host/build.rs` lists them). [`RulesFile::defaults`] joins them.
+pub const DEFAULT_RULE_FILES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/default_rule_files.rs"));
 
 /// The `[pack]` table.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -127,6 +131,10 @@ pub struct RulesFile {
     /// file.
     #[serde(default)]
     pub rules: Vec<Spanned<RuleEntry>>,
+    /// Where each of `rules` was written: `file:line` (parallel to `rules`;
+    /// a rule's span is a position in its own file).
+    #[serde(skip)]
+    origins: Vec<String>,
 }
 
 /// Problems found in a rules file, each with its `file:line`.
@@ -164,32 +172,123 @@ pub struct PackIdentity {
 impl RulesFile {
     /// Parses `text` (named `file` in errors) and validates every rule.
     pub fn parse(file: &str, text: &str) -> Result<Self, RulesError> {
-        let parsed: RulesFile = toml::from_str(text).map_err(|e| {
-            let at = e.span().map(|s| s.start);
-            let line = at.map_or(0, |a| line_of(text, a));
-            let rule = at.and_then(|a| rule_id_at(text, a)).map(|id| format!("rule `{id}`: ")).unwrap_or_default();
-            RulesError { problems: vec![format!("{file}:{line}: {rule}{}", e.message())] }
-        })?;
+        Self::parse_files(&[(file, text)])
+    }
+
+    /// The default rules ([`DEFAULT_RULE_FILES`]), parsed and validated.
+    pub fn defaults() -> Result<Self, RulesError> {
+        Self::parse_files(DEFAULT_RULE_FILES)
+    }
+
+    /// Parses several files (name, text) as one rules file: their rules in
+    /// the order given, file after file, and their lists (allowlist, roots,
+    /// budgets, tools, `[generic]` shapes) joined. `[pack]` and the
+    /// `[generic]` code thresholds may be set by one file only. Every
+    /// problem names its file and line.
+    pub fn parse_files(files: &[(&str, &str)]) -> Result<Self, RulesError> {
         let mut problems = Vec::new();
-        let mut ids = BTreeSet::new();
-        for r in &parsed.rules {
-            let line = line_of(text, r.span().start);
-            let at = |m: String| format!("{file}:{line}: rule `{}`: {m}", r.get_ref().rule.id);
+        let mut parts = Vec::new();
+        for &(file, text) in files {
+            match toml::from_str::<RulesFile>(text) {
+                Ok(part) => parts.push((file, text, part)),
+                Err(e) => {
+                    let at = e.span().map(|s| s.start);
+                    let line = at.map_or(0, |a| line_of(text, a));
+                    let rule =
+                        at.and_then(|a| rule_id_at(text, a)).map(|id| format!("rule `{id}`: ")).unwrap_or_default();
+                    problems.push(format!("{file}:{line}: {rule}{}", e.message()));
+                }
+            }
+        }
+        if !problems.is_empty() {
+            return Err(RulesError { problems });
+        }
+        let mut parsed = RulesFile::empty();
+        let mut set_by: [Option<&str>; 2] = [None, None]; // [pack], [generic] code_min_*
+        for (file, text, part) in parts {
+            problems.extend(part.file_problems(file));
+            let PackMeta { name, version, tenant, description } = &part.pack;
+            let g = &part.generic;
+            let sets = [
+                name.is_some() || version.is_some() || tenant.is_some() || description.is_some(),
+                g.code_min_length != 0 || g.code_min_entropy != 0.0 || g.code_min_classes != 0,
+            ];
+            for (i, what) in ["[pack]", "[generic] code_min_*"].into_iter().enumerate() {
+                if sets[i] {
+                    match set_by[i] {
+                        Some(first) => problems.push(format!("{file}: {what} is already set in {first}")),
+                        None => set_by[i] = Some(file),
+                    }
+                }
+            }
+            parsed.origins.extend(part.rules.iter().map(|r| format!("{file}:{}", line_of(text, r.span().start))));
+            parsed.absorb(part);
+        }
+        let mut ids = BTreeMap::new();
+        for (r, origin) in parsed.rules.iter().zip(&parsed.origins) {
+            let at = |m: String| format!("{origin}: rule `{}`: {m}", r.get_ref().rule.id);
             for p in parsed.check_rule(r.get_ref()) {
                 problems.push(at(p));
             }
-            if !ids.insert(r.get_ref().rule.id.clone()) {
-                problems.push(at("duplicate id".into()));
+            match ids.entry(&r.get_ref().rule.id) {
+                Entry::Occupied(first) => problems.push(at(format!("duplicate id (first at {})", first.get()))),
+                Entry::Vacant(v) => {
+                    v.insert(origin);
+                }
             }
         }
+        if problems.is_empty() {
+            Ok(parsed)
+        } else {
+            Err(RulesError { problems })
+        }
+    }
+
+    /// A rules file with nothing in it.
+    fn empty() -> Self {
+        toml::from_str("").expect("an empty rules file parses")
+    }
+
+    /// `part`'s contents added to this file's (see [`Self::parse_files`];
+    /// `[pack]` and the code thresholds are taken from the file that sets them).
+    fn absorb(&mut self, part: RulesFile) {
+        let p = part.pack;
+        self.pack.name = self.pack.name.take().or(p.name);
+        self.pack.version = self.pack.version.take().or(p.version);
+        self.pack.tenant = self.pack.tenant.take().or(p.tenant);
+        self.pack.description = self.pack.description.take().or(p.description);
+        self.allowlist.regexes.extend(part.allowlist.regexes);
+        self.allowlist.stopwords.extend(part.allowlist.stopwords);
+        self.path_roots.extend(part.path_roots);
+        self.budgets.extend(part.budgets);
+        self.lenient_tools.extend(part.lenient_tools);
+        let g = part.generic;
+        self.generic.allow_regexes.extend(g.allow_regexes);
+        if g.code_min_length != 0 || g.code_min_entropy != 0.0 || g.code_min_classes != 0 {
+            self.generic.code_min_length = g.code_min_length;
+            self.generic.code_min_entropy = g.code_min_entropy;
+            self.generic.code_min_classes = g.code_min_classes;
+        }
+        self.scrub_tools.extend(part.scrub_tools);
+        self.readable_roots.extend(part.readable_roots);
+        self.pii |= part.pii;
+        self.pii_tools.extend(part.pii_tools);
+        self.internal_domains.extend(part.internal_domains);
+        self.relax.extend(part.relax);
+        self.rules.extend(part.rules);
+    }
+
+    /// Problems of one file's settings (everything but its rules).
+    fn file_problems(&self, file: &str) -> Vec<String> {
+        let mut problems = Vec::new();
         let global = g::RuleSet {
             rules: vec![],
-            allow_regexes: parsed.allowlist.regexes.clone(),
-            stopwords: parsed.allowlist.stopwords.clone(),
-            path_roots: parsed.path_roots.clone(),
+            allow_regexes: self.allowlist.regexes.clone(),
+            stopwords: self.allowlist.stopwords.clone(),
+            path_roots: self.path_roots.clone(),
             budgets: vec![],
             lenient_tools: vec![],
-            generic: parsed.generic.clone(),
+            generic: self.generic.clone(),
             scrub_tools: vec![],
             readable_roots: vec![],
             relax: vec![],
@@ -198,7 +297,7 @@ impl RulesFile {
         if let Err(e) = result_sanitizer_pipeline::check_rule_set(&global) {
             problems.push(format!("{file}: {e}"));
         }
-        for (i, d) in parsed.internal_domains.iter().enumerate() {
+        for (i, d) in self.internal_domains.iter().enumerate() {
             let name = d.strip_prefix("*.").unwrap_or(d);
             let ok = name.split('.').count() >= 2
                 && name.split('.').all(|l| !l.is_empty() && l.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-'));
@@ -207,21 +306,111 @@ impl RulesFile {
                     .push(format!("{file}: internal_domains {}: write `*.example.com` or `host.example.com`", i + 1));
             }
         }
-        for (i, id) in parsed.relax.iter().enumerate() {
+        for (i, id) in self.relax.iter().enumerate() {
             if !result_sanitizer_pipeline::valid_rule_id(id) {
                 problems.push(format!("{file}: relax {}: {}", i + 1, result_sanitizer_pipeline::RULE_ID_FORM));
             }
         }
-        for b in &parsed.budgets {
+        for b in &self.budgets {
             if b.tool.is_empty() {
                 problems.push(format!("{file}: budgets: empty tool name (use \"*\" for every tool)"));
             }
         }
-        if problems.is_empty() {
-            Ok(parsed)
-        } else {
-            Err(RulesError { problems })
+        problems
+    }
+
+    /// Rules that add nothing to another rule, for `pack check`, each as
+    /// `file:line: rule `id`: ...`:
+    ///
+    /// - a *duplicate regex*: the same regex text as an earlier rule;
+    /// - a *shadowed* rule: another rule has the same keywords (as a set) and
+    ///   redacts every example of this one at least as widely (each span
+    ///   this rule finds in its own examples lies inside a span the other
+    ///   finds). Of two rules that shadow each other, the later is named.
+    pub fn overlaps(&self) -> Vec<String> {
+        let origin = |i: usize| self.origins.get(i).cloned().unwrap_or_else(|| format!("rule {}", i + 1));
+        let id = |i: usize| &self.rules[i].get_ref().rule.id;
+        let mut problems = Vec::new();
+        let mut regexes = HashMap::new();
+        let mut duplicate = BTreeSet::new();
+        for (i, r) in self.rules.iter().enumerate() {
+            if let Some(&first) = regexes.get(&r.get_ref().rule.regex) {
+                duplicate.insert((first, i));
+                problems.push(format!(
+                    "{}: rule `{}`: duplicate regex: the same as rule `{}` ({})",
+                    origin(i),
+                    id(i),
+                    id(first),
+                    origin(first)
+                ));
+            } else {
+                regexes.insert(&r.get_ref().rule.regex, i);
+            }
         }
+        let mut groups: BTreeMap<BTreeSet<&str>, Vec<usize>> = Default::default();
+        for (i, r) in self.rules.iter().enumerate() {
+            groups.entry(r.get_ref().rule.keywords.iter().map(String::as_str).collect()).or_default().push(i);
+        }
+        for members in groups.values().filter(|m| m.len() > 1) {
+            let compiled: Vec<Option<CompiledPack>> =
+                members.iter().map(|&i| self.single_rule_pack(&self.rules[i].get_ref().rule).ok()).collect();
+            // Spans each rule finds in each member's examples.
+            let spans = |k: usize, text: &str| -> Vec<(u32, u32)> {
+                compiled[k].as_ref().map_or_else(Vec::new, |c| {
+                    c.findings(text)
+                        .into_iter()
+                        .filter(|f| f.rule_id == *id(members[k]))
+                        .map(|f| (f.start, f.end))
+                        .collect()
+                })
+            };
+            let covers = |a: usize, b: usize| {
+                self.rules[members[b]].get_ref().examples.iter().all(|ex| {
+                    let outer = spans(a, ex);
+                    spans(b, ex).iter().all(|&(s, e)| outer.iter().any(|&(os, oe)| os <= s && e <= oe))
+                })
+            };
+            for b in 0..members.len() {
+                let shadow = (0..members.len()).find(|&a| {
+                    a != b
+                        && !duplicate.contains(&(members[a].min(members[b]), members[a].max(members[b])))
+                        && covers(a, b)
+                        && (members[a] < members[b] || !covers(b, a))
+                });
+                if let Some(a) = shadow {
+                    let (a, b) = (members[a], members[b]);
+                    problems.push(format!(
+                        "{}: rule `{}`: shadowed by rule `{}` ({}): the same keywords, and it redacts every example of this one",
+                        origin(b),
+                        id(b),
+                        id(a),
+                        origin(a)
+                    ));
+                }
+            }
+        }
+        problems
+    }
+
+    /// One rule compiled on its own, under this file's allowlist (and its
+    /// `[generic]` values for a generic rule), all its regexes compiled.
+    fn single_rule_pack(&self, r: &g::Rule) -> Result<CompiledPack, String> {
+        let set = g::RuleSet {
+            rules: vec![r.clone()],
+            allow_regexes: self.allowlist.regexes.clone(),
+            stopwords: self.allowlist.stopwords.clone(),
+            path_roots: vec![],
+            budgets: vec![],
+            lenient_tools: vec![],
+            // Only a generic rule reads the generic values: the others skip
+            // compiling them (a pack build checks every default rule).
+            generic: if r.strict_only { self.generic.clone() } else { Default::default() },
+            scrub_tools: vec![],
+            readable_roots: vec![],
+            relax: vec![],
+            pii_tools: vec![],
+        };
+        CompiledPack::from_rule_set(set).and_then(|c| c.check_all().map(|()| c))
     }
 
     /// Problems of one rule (empty when it is sound).
@@ -251,24 +440,9 @@ impl RulesFile {
         if entry.counter_examples.is_empty() {
             p.push("needs at least one counter_example it must leave alone".into());
         }
-        let set = g::RuleSet {
-            rules: vec![r.clone()],
-            allow_regexes: self.allowlist.regexes.clone(),
-            stopwords: self.allowlist.stopwords.clone(),
-            path_roots: vec![],
-            budgets: vec![],
-            lenient_tools: vec![],
-            // Only a generic rule reads the generic values: the others skip
-            // compiling them (a pack build checks every default rule).
-            generic: if r.strict_only { self.generic.clone() } else { Default::default() },
-            scrub_tools: vec![],
-            readable_roots: vec![],
-            relax: vec![],
-            pii_tools: vec![],
-        };
         // One compiled pack per rule, its regexes all compiled, checks every
         // example.
-        let compiled = match CompiledPack::from_rule_set(set).and_then(|c| c.check_all().map(|()| c)) {
+        let compiled = match self.single_rule_pack(r) {
             Ok(c) => c,
             Err(e) => {
                 p.push(e);
@@ -290,10 +464,10 @@ impl RulesFile {
     }
 
     /// This file's rules, allowlist, roots and budgets added to the default
-    /// pack's (`rules/default.toml`, embedded): a tenant pack extends the
+    /// pack's (`rules/default/`, embedded): a tenant pack extends the
     /// defaults unless built with `--no-defaults`. Ids must not clash.
     pub fn over_defaults(self) -> Result<Self, RulesError> {
-        let mut base = Self::parse("rules/default.toml (embedded)", DEFAULT_RULES)?;
+        let mut base = Self::defaults()?;
         let ids: BTreeSet<String> = base.rules.iter().map(|r| r.get_ref().rule.id.clone()).collect();
         let clashes: Vec<String> = self
             .rules
@@ -331,6 +505,7 @@ impl RulesFile {
         }
         base.generic.allow_regexes.extend(self.generic.allow_regexes);
         base.rules.extend(self.rules);
+        base.origins.extend(self.origins);
         Ok(base)
     }
 

@@ -384,3 +384,69 @@ fn a_drain_limit_below_the_cap_still_says_the_output_went_on() {
     );
     assert_eq!(v["_meta"]["result-sanitizer/record"]["input_bytes"], 1000);
 }
+
+/// A rule as a rules file writes it.
+fn rule_toml(id: &str, regex: &str, keyword: &str, example: &str) -> String {
+    format!(
+        "[[rules]]\nid = \"{id}\"\nregex = '''{regex}'''\nkeywords = [\"{keyword}\"]\nsecret_group = 1\nexamples = [\"{example}\"]\ncounter_examples = [\"nothing here\"]\n\n"
+    )
+}
+
+#[test]
+fn pack_check_joins_files_and_reports_duplicates_and_shadows() {
+    let dir = std::env::temp_dir().join(format!("rs-check-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let check = |args: &[&std::path::Path]| {
+        let mut cmd = bin();
+        cmd.args(["pack", "check"]);
+        cmd.args(args);
+        let o = cmd.output().unwrap();
+        (
+            o.status.success(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let a = dir.join("00-a.toml");
+    let b = dir.join("01-b.toml");
+    // An id taken in another file: named with both places.
+    std::fs::write(&a, rule_toml("acme-token", r"\b(acme_[a-f0-9]{16})\b", "acme_", "t=acme_0123456789abcdef"))
+        .unwrap();
+    std::fs::write(
+        &b,
+        format!("# b\n{}", rule_toml("acme-token", r"\b(acme_[a-f]{16})\b", "acme_", "acme_abcdefabcdefabcd")),
+    )
+    .unwrap();
+    let (ok, _, err) = check(&[&dir]);
+    assert!(!ok);
+    let (fa, fb) = (a.display().to_string(), b.display().to_string());
+    assert!(err.contains(&format!("{fb}:2: rule `acme-token`: duplicate id (first at {fa}:1)")), "{err}");
+    // The same regex twice, and a rule whose examples another redacts.
+    std::fs::write(
+        &b,
+        format!(
+            "{}{}{}",
+            rule_toml("acme-copy", r"\b(acme_[a-f0-9]{16})\b", "acme_", "k=acme_0123456789abcdef"),
+            rule_toml("acme-hex-letters", r"\b(acme_[a-f]{16})\b", "acme_", "acme_abcdefabcdefabcd"),
+            rule_toml("beta-token", r"\b(beta_[a-f]{16})\b", "beta_", "beta_abcdefabcdefabcd"),
+        ),
+    )
+    .unwrap();
+    let (ok, _, err) = check(&[&a, &b]);
+    assert!(!ok);
+    assert!(
+        err.contains(&format!("{fb}:1: rule `acme-copy`: duplicate regex: the same as rule `acme-token` ({fa}:1)")),
+        "{err}"
+    );
+    assert!(err.contains(&format!("{fb}:9: rule `acme-hex-letters`: shadowed by rule `acme-token` ({fa}:1)")), "{err}");
+    assert!(!err.contains("beta-token"), "other keywords, not shadowed: {err}");
+    assert!(!err.contains("rule `acme-token`: shadowed"), "the wider rule is not shadowed: {err}");
+    // Without them it passes; the default rules pass too.
+    std::fs::write(&b, rule_toml("beta-token", r"\b(beta_[a-f]{16})\b", "beta_", "beta_abcdefabcdefabcd")).unwrap();
+    let (ok, out, err) = check(&[&dir]);
+    assert!(ok, "{err}");
+    assert!(out.contains("2 rules, all examples hold"), "{out}");
+    let (ok, _, err) = check(&[&root().join("rules/default")]);
+    assert!(ok, "{err}");
+}

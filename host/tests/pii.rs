@@ -1,5 +1,5 @@
 //! Personal data (issue #40), on the native pipeline with the default
-//! rules (`rules/default.toml`): the same code the component runs, without
+//! rules (`rules/default/`): the same code the component runs, without
 //! building it.
 //!
 //! - error results: the parameters, keys and rows that ORMs and drivers
@@ -18,13 +18,13 @@
 
 use std::collections::BTreeMap;
 
-use result_sanitizer::pack_build::{RulesFile, DEFAULT_RULES};
+use result_sanitizer::pack_build::RulesFile;
 use result_sanitizer_pipeline::api::{Options, RedactRequest, ToolError};
 use result_sanitizer_pipeline::pack_api::{PackInfo, RuleSet};
 use result_sanitizer_pipeline::{default_options, redact_step, sanitize, CompiledPack, StaticRules};
 
 fn rules() -> RuleSet {
-    RulesFile::parse("rules/default.toml", DEFAULT_RULES).expect("default rules parse").to_rule_set()
+    RulesFile::defaults().expect("default rules parse").to_rule_set()
 }
 
 fn pack_of(rules: RuleSet) -> CompiledPack {

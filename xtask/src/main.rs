@@ -8,7 +8,8 @@
 //!    and snapshots the memory into the module;
 //! 2. turn the verifier's core module (`verifier/`) into `verifier.wasm`,
 //!    the pack checks the JavaScript, Go and Python hosts run;
-//! 3. build the default pack from `rules/default.toml`;
+//! 3. build the default pack from `rules/default/*.toml` (as the host
+//!    embeds them: `pack_build::DEFAULT_RULE_FILES`);
 //! 4. write the default rules as JSON (`default-rules.json`, the WIT
 //!    `rule-set` in serde form) for the native fuzz targets in `fuzz/`;
 //! 5. write hostile test packs to `test-packs/` for the JavaScript and Go
@@ -86,9 +87,8 @@ fn main() -> Result<()> {
         &componentize::componentize(&verifier).context("componentizing the verifier")?,
     )?;
 
-    let rules_path = root.join("rules/default.toml");
-    let text = std::fs::read_to_string(&rules_path)?;
-    let rules = pack_build::RulesFile::parse("rules/default.toml", &text).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // The family files of rules/default/, joined as the host embeds them.
+    let rules = pack_build::RulesFile::defaults().map_err(|e| anyhow::anyhow!("{e}"))?;
     let id = rules.identity(None, None, None)?;
     let pack = pack_build::build(&rules, &id)?;
     write_if_changed(&out.join("default-pack.wasm"), &pack)?;

@@ -2,7 +2,7 @@
 //! IBANs, phone numbers, US SSNs, IP addresses, and dates of birth in a
 //! CSV column. Personal data a regex can find (email addresses, a date of
 //! birth after its key) are `pii` rules of the rule pack
-//! (`rules/default.toml`); these detectors are code because what makes a
+//! (`rules/default/14-pii.toml`); these detectors are code because what makes a
 //! number personal data is a checksum, a number plan or an address range,
 //! each in its module with what it takes and what it misses:
 //!

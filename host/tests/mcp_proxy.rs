@@ -839,7 +839,9 @@ fn an_oversized_response_becomes_an_error_result() {
 #[test]
 fn a_result_the_pipeline_fails_on_is_withheld() {
     let files = Files::new("fuel");
-    let mut d = Driver::stdio(Sdk::TypeScript, proxied(&["--fuel", "30000000"], &filesystem(&files.dir)));
+    // A fresh instance's first call compiles the packs (about 20M units
+    // with the default pack's 286 rules); the large file needs over 200M.
+    let mut d = Driver::stdio(Sdk::TypeScript, proxied(&["--fuel", "60000000"], &filesystem(&files.dir)));
     let r = d.call("read_text_file", json!({ "path": files.path("big.txt") }));
     assert_valid("CallToolResult", &r);
     assert_eq!(r["isError"], true, "{}", trunc(&r));

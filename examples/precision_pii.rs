@@ -1,10 +1,14 @@
 //! `make precision`'s PII-on figure (issue #40): `result-sanitizer redact
 //! --pii FILE` over the same real source files as the main table, and
 //! over the project's log benchmark inputs (`bench_inputs.rs`: a service
-//! log, a varied log, a CI log, lines of credentials). None of them holds
-//! personal data, so every personal-data replacement (`email`, `phone`,
-//! `card`, `iban`, `ssn`, `ip`, `dob`) counts as a false alarm; the goal
-//! is at most one per MB. Secrets found as before are not counted here:
+//! log, a varied log, a CI log, lines of credentials). The source files
+//! hold no personal data, so there every personal-data replacement
+//! (`email`, `phone`, `card`, `iban`, `ssn`, `ip`, `dob`) counts as a false
+//! alarm. The varied log's access lines do hold one kind: each starts with
+//! a client's private address (`10.x.y.z - - [...]`), which `--pii` is
+//! meant to remove; the harness counts those lines itself, and `ip`
+//! replacements up to that count are found, not false alarms. The goal is
+//! at most one false alarm per MB. Secrets found as before are not counted here:
 //! the main table counts them.
 
 use std::collections::BTreeMap;
@@ -31,6 +35,8 @@ struct Row {
     by_rule: BTreeMap<String, u64>,
     lines: Vec<(String, usize, Vec<String>, String)>,
     failures: usize,
+    /// Client addresses the inputs hold (access lines, counted here).
+    held_ips: u64,
 }
 
 impl Row {
@@ -63,12 +69,36 @@ impl Row {
     fn total(&self) -> u64 {
         self.by_rule.values().sum()
     }
+
+    /// Replacements that are not personal data the input holds.
+    fn false_alarms(&self) -> u64 {
+        self.total() - self.by_rule.get("ip").copied().unwrap_or(0).min(self.held_ips)
+    }
+}
+
+/// Lines that start with a dotted-quad address and a space: the client of
+/// an access-log line (counted without the pipeline's rules).
+fn access_lines(data: &[u8]) -> u64 {
+    data.split(|&b| b == b'\n')
+        .filter(|l| {
+            let first = l.split(|&b| b == b' ').next().unwrap_or_default();
+            let parts: Vec<&[u8]> = first.split(|&b| b == b'.').collect();
+            l.len() > first.len()
+                && parts.len() == 4
+                && parts.iter().all(|p| {
+                    !p.is_empty()
+                        && p.len() <= 3
+                        && p.iter().all(u8::is_ascii_digit)
+                        && std::str::from_utf8(p).is_ok_and(|s| s.parse::<u16>().is_ok_and(|n| n <= 255))
+                })
+        })
+        .count() as u64
 }
 
 /// Prints the PII-on table; returns whether every row met the goal.
 pub fn run(cli: &Path, budget: u64, seed: u64, show: usize) -> bool {
     println!(
-        "\nPII on: `{} redact --pii FILE` (issue #40); every personal-data replacement here is a false alarm",
+        "\nPII on: `{} redact --pii FILE` (issue #40); a personal-data replacement is a false alarm unless the input holds it (the bench logs' client addresses)",
         cli.display()
     );
     let mut rows: Vec<(String, Row)> = Vec::new();
@@ -94,28 +124,33 @@ pub fn run(cli: &Path, budget: u64, seed: u64, show: usize) -> bool {
         let path = tmp.join(name);
         std::fs::write(&path, data).expect("write a bench input");
         row.add(cli, &path, name, data);
+        row.held_ips += access_lines(data);
     }
     rows.push(("bench logs".into(), row));
     let _ = std::fs::remove_dir_all(&tmp);
 
     println!(
-        "\n{:<12} {:>6} {:>7} {:>11} {:>8}   goal: ≤ {GOAL_PER_MB}/MB",
-        "input", "files", "MB", "PII found", "/MB"
+        "\n{:<12} {:>6} {:>7} {:>11} {:>9} {:>12} {:>8}   goal: ≤ {GOAL_PER_MB} false alarm/MB",
+        "input", "files", "MB", "PII found", "held", "false alarms", "/MB"
     );
     let mut all_met = true;
-    let (mut files, mut bytes, mut found) = (0, 0, 0);
+    let (mut files, mut bytes, mut found, mut held, mut wrong) = (0, 0, 0, 0, 0);
     for (name, r) in &rows {
-        let met = per_mb(r.total(), r.bytes) <= GOAL_PER_MB;
+        let met = per_mb(r.false_alarms(), r.bytes) <= GOAL_PER_MB;
         all_met &= met || r.bytes == 0;
         files += r.files;
         bytes += r.bytes;
         found += r.total();
+        held += r.held_ips;
+        wrong += r.false_alarms();
         println!(
-            "{name:<12} {:>6} {:>7.2} {:>11} {:>8.2}   {}{}",
+            "{name:<12} {:>6} {:>7.2} {:>11} {:>9} {:>12} {:>8.2}   {}{}",
             r.files,
             mb(r.bytes),
             r.total(),
-            per_mb(r.total(), r.bytes),
+            r.held_ips,
+            r.false_alarms(),
+            per_mb(r.false_alarms(), r.bytes),
             if r.bytes == 0 {
                 "no files"
             } else if met {
@@ -126,7 +161,12 @@ pub fn run(cli: &Path, budget: u64, seed: u64, show: usize) -> bool {
             if r.failures > 0 { format!(" ({} failed, not counted)", r.failures) } else { String::new() }
         );
     }
-    println!("{:<12} {files:>6} {:>7.2} {found:>11} {:>8.2}", "overall", mb(bytes), per_mb(found, bytes));
+    println!(
+        "{:<12} {files:>6} {:>7.2} {found:>11} {held:>9} {wrong:>12} {:>8.2}",
+        "overall",
+        mb(bytes),
+        per_mb(wrong, bytes)
+    );
     let mut by_rule: BTreeMap<&str, u64> = BTreeMap::new();
     for (_, r) in &rows {
         for (k, v) in &r.by_rule {

@@ -20,6 +20,10 @@ use std::time::Instant;
 
 use serde_json::json;
 
+#[path = "precision_markers.rs"]
+mod precision_markers;
+use precision_markers::new_markers;
+
 /// The PII-on figure (issue #40).
 #[path = "precision_pii.rs"]
 mod pii;
@@ -28,7 +32,6 @@ mod pii;
 const MAX_FILE: u64 = 256 * 1024;
 /// Issue #15's acceptance: at most this many redactions per MB.
 const GOAL_PER_MB: f64 = 0.5;
-const MARKER: &[u8] = b"[REDACTED:";
 /// A file with a line this long is counted as minified (kept, not skipped).
 const MINIFIED_LINE: usize = 1000;
 
@@ -182,34 +185,6 @@ fn sample(lang: &Lang, budget: u64, seed: u64, res: &mut LangResult) -> Vec<Samp
     }
     picked.sort_by(|a, b| a.path.cmp(&b.path));
     picked
-}
-
-/// `[REDACTED:<id>]` markers in `text`, by rule id.
-fn markers(text: &[u8]) -> BTreeMap<String, u64> {
-    let mut m = BTreeMap::new();
-    let mut i = 0;
-    while let Some(p) = text[i..].windows(MARKER.len()).position(|w| w == MARKER) {
-        let start = i + p + MARKER.len();
-        let id_len =
-            text[start..].iter().take(65).take_while(|&&b| b.is_ascii_alphanumeric() || b"._-".contains(&b)).count();
-        if (1..=64).contains(&id_len) && text.get(start + id_len) == Some(&b']') {
-            *m.entry(String::from_utf8_lossy(&text[start..start + id_len]).into_owned()).or_insert(0) += 1;
-        }
-        i = start;
-    }
-    m
-}
-
-/// Markers in `output` that `input` did not already hold: a file that
-/// quotes our marker (docs, tests) must not count as redacted.
-fn new_markers(input: &[u8], output: &[u8]) -> BTreeMap<String, u64> {
-    let before = markers(input);
-    let mut m = markers(output);
-    for (k, v) in m.iter_mut() {
-        *v = v.saturating_sub(before.get(k).copied().unwrap_or(0));
-    }
-    m.retain(|_, v| *v > 0);
-    m
 }
 
 /// The output lines that gained a marker, with the input line number.

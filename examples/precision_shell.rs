@@ -22,7 +22,10 @@ use std::time::Instant;
 
 use serde_json::json;
 
-const MARKER: &[u8] = b"[REDACTED:";
+#[path = "precision_markers.rs"]
+mod precision_markers;
+use precision_markers::new_markers;
+
 /// What the table greps for: the words a secret's name holds.
 const PATTERN: &str = "password|passwd|secret|token|api[_-]?key|apikey|auth|credential|private[_-]?key";
 /// Files of a repository that `cat -n` and `sed -n` read, per repository.
@@ -315,33 +318,6 @@ fn planted(outputs: &[Output]) -> Vec<(Output, Vec<String>)> {
         }
     }
     out
-}
-
-/// `[REDACTED:<id>]` markers in `text`, by rule id.
-fn markers(text: &[u8]) -> BTreeMap<String, u64> {
-    let mut m = BTreeMap::new();
-    let mut i = 0;
-    while let Some(p) = text[i..].windows(MARKER.len()).position(|w| w == MARKER) {
-        let start = i + p + MARKER.len();
-        let id_len =
-            text[start..].iter().take(65).take_while(|&&b| b.is_ascii_alphanumeric() || b"._-".contains(&b)).count();
-        if (1..=64).contains(&id_len) && text.get(start + id_len) == Some(&b']') {
-            *m.entry(String::from_utf8_lossy(&text[start..start + id_len]).into_owned()).or_insert(0) += 1;
-        }
-        i = start;
-    }
-    m
-}
-
-/// Markers in `output` that `input` did not already hold.
-fn new_markers(input: &[u8], output: &[u8]) -> BTreeMap<String, u64> {
-    let before = markers(input);
-    let mut m = markers(output);
-    for (k, v) in m.iter_mut() {
-        *v = v.saturating_sub(before.get(k).copied().unwrap_or(0));
-    }
-    m.retain(|_, v| *v > 0);
-    m
 }
 
 /// The output lines that gained a marker (lines pair up one to one but

@@ -191,6 +191,18 @@ pub(crate) fn shannon_entropy(s: &[u8]) -> f64 {
 mod tests {
     use super::*;
 
+    /// `n` characters of `alphabet`, from a seed (xorshift).
+    fn draw(seed: &mut u64, alphabet: &[u8], n: usize) -> String {
+        (0..n)
+            .map(|_| {
+                *seed ^= *seed << 13;
+                *seed ^= *seed >> 7;
+                *seed ^= *seed << 17;
+                alphabet[(*seed % alphabet.len() as u64) as usize] as char
+            })
+            .collect()
+    }
+
     #[test]
     fn words_names_and_calls_are_not_secrets() {
         for v in ["u.username", "encodeUserPassword", "subjectToken()", "config.auth.password", "new_password"] {
@@ -199,20 +211,10 @@ mod tests {
         // Random text of the lengths and alphabets secrets have; built at
         // run time from a fixed seed.
         let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut draw = |alphabet: &[u8], n: usize| -> String {
-            (0..n)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    alphabet[(x % alphabet.len() as u64) as usize] as char
-                })
-                .collect()
-        };
         let alnum = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
         for n in [8, 12, 20, 32, 40] {
             for alphabet in [&alnum[..], b"0123456789abcdef", b"abcdefghijklmnopqrstuvwxyz0123456789+/!#%&*"] {
-                let v = draw(alphabet, n);
+                let v = draw(&mut x, alphabet, n);
                 assert!(!tokenizes_like_words(&v), "random value of {n} characters read as words");
             }
         }
@@ -248,16 +250,7 @@ mod tests {
         for i in 0..2000 {
             let a = alphabets[i % alphabets.len()].as_bytes();
             let n = 6 + i % 50;
-            values.push(
-                (0..n)
-                    .map(|_| {
-                        seed ^= seed << 13;
-                        seed ^= seed >> 7;
-                        seed ^= seed << 17;
-                        a[(seed % a.len() as u64) as usize] as char
-                    })
-                    .collect(),
-            );
+            values.push(draw(&mut seed, a, n));
         }
         for v in &values {
             assert!(o200k_pieces_at_least(v.as_bytes()) <= tok.count(v), "{v}");

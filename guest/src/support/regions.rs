@@ -405,21 +405,21 @@ fn lines(text: &str, out: &mut Regions) {
         }
         if let Some((p, sep)) = grep_line(l) {
             if sep == b':' {
-                let named = grep_path(p);
+                let class = RegionClass::of_path(grep_path(p));
                 // The `path:12:` prefix is the tool's (an absolute path
                 // names the user running it): only the quoted text is the file's.
                 let range = content(range, l, p);
                 if grep_last != Some(p) {
-                    out.count(RegionClass::of_path(named));
+                    out.count(class);
                 }
                 for (r, q) in pending.drain(..) {
                     if q == p {
                         let r = content(r.clone(), &text[r], q);
-                        out.push(r, RegionClass::of_path(named));
+                        out.push(r, class);
                     }
                 }
                 grep_last = Some(p);
-                out.push(range, RegionClass::of_path(named));
+                out.push(range, class);
                 continue;
             }
             // A context line: its path is the last hit's or the next one's.

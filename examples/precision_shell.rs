@@ -48,7 +48,8 @@ struct Output {
     bytes: Vec<u8>,
     /// The exit status the command gave (`run` scrubs a failure's output).
     status: i32,
-    /// Sent through `redact` on stdin instead of `run`.
+    /// Sent through `redact --sniff` on stdin instead of `run` (a stream
+    /// without a name is judged from its first bytes only when asked).
     redact: bool,
 }
 
@@ -199,7 +200,12 @@ fn outputs_of(name: &str, dir: &Path, tmp: &Path, rg: bool) -> Vec<Output> {
     for (f, _) in listed(&root, &files, 38, LISTED_BYTES) {
         let (bytes, status) = sh(&root, &format!("sed -n 1,400p '{f}'"));
         push("sed -n", format!("sed -n 1,400p {f}"), (bytes.clone(), status), false);
-        push("sed -n | redact", format!("sed -n 1,400p {f} | result-sanitizer redact"), (bytes, status), true);
+        push(
+            "sed -n | redact --sniff",
+            format!("sed -n 1,400p {f} | result-sanitizer redact --sniff"),
+            (bytes, status),
+            true,
+        );
     }
     // Diagnostics and tracebacks quoting the repository's own lines.
     if files.iter().any(|f| f == "src/lib.rs") {
@@ -352,7 +358,7 @@ fn excerpt(line: &str) -> String {
 fn ours(cli: &Path, o: &Output, file: &Path) -> Result<Vec<u8>, String> {
     std::fs::write(file, &o.bytes).expect("write output");
     let out = if o.redact {
-        Command::new(cli).arg("redact").arg("-").stdin(std::fs::File::open(file).expect("reopen")).output()
+        Command::new(cli).args(["redact", "--sniff", "-"]).stdin(std::fs::File::open(file).expect("reopen")).output()
     } else {
         Command::new(cli)
             .args(["run", "--format", "openai", "--max-bytes", "67108864", "--max-chars", "1000000000"])

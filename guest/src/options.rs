@@ -33,7 +33,16 @@ pub const MAX_MCP_INPUT: u64 = 64 * 1024 * 1024;
 /// A streaming redaction request with every flag off: the caller sets
 /// what it needs (`content_type`, `untrusted`, `report`, `pii`, ...).
 pub fn redact_request(data: Vec<u8>, last: bool) -> RedactRequest {
-    RedactRequest { data, last, content_type: None, untrusted: false, report: false, pii: false, pii_public_ip: false }
+    RedactRequest {
+        data,
+        last,
+        content_type: None,
+        sniff: false,
+        untrusted: false,
+        report: false,
+        pii: false,
+        pii_public_ip: false,
+    }
 }
 
 /// Options with every field at its default.

@@ -186,7 +186,10 @@ pub(crate) fn sanitize_visible(
     // number, a tab).
     let regions = !code && matches!(body.class, ContentClass::Text | ContentClass::Mcp | ContentClass::Csv);
     // A test's code holds fixtures on purpose: generic rules are off there.
-    let test = code && crate::support::code::looks_like_test(&body.text[..body.text.len().min(TEST_SNIFF_BYTES)]);
+    // (Or so its content type says: `text/x-go; test`.)
+    let test = code
+        && (opts.content_type.as_deref().is_some_and(crate::support::code::declares_test)
+            || crate::support::code::looks_like_test(&body.text[..body.text.len().min(TEST_SNIFF_BYTES)]));
     let pass = pass
         .over_code(code)
         .over_tests(test)

@@ -5,8 +5,8 @@
 
 use proptest::prelude::*;
 use result_sanitizer_pipeline::api::{Encoding, OutputFormat, RedactRequest};
-use result_sanitizer_pipeline::default_options;
 use result_sanitizer_pipeline::pack_api::{PackInfo, Rule, RuleKind, RuleSet};
+use result_sanitizer_pipeline::{default_options, redact_request};
 use result_sanitizer_pipeline::{drain_step, redact_step, sanitize};
 use result_sanitizer_pipeline::{CompiledPack, StaticRules};
 
@@ -78,6 +78,17 @@ fn text_strategy() -> impl Strategy<Value = Vec<u8>> {
             s.push_str(&b);
             s.into_bytes()
         }),
+        // Source code past the 16 KiB a sniffing stream reads first.
+        (300usize..900, 0usize..300).prop_map(|(n, at)| {
+            let mut s = String::new();
+            for i in 0..n {
+                s.push_str(&format!("fn f{i}(x: u32) -> u32 {{\n    let y = x + {i};\n    y\n}}\n"));
+                if i == at {
+                    s.push_str(&format!("const KEY: &str = \"{SECRET}\";\n"));
+                }
+            }
+            s.into_bytes()
+        }),
     ]
 }
 
@@ -111,21 +122,29 @@ proptest! {
     }
 
     #[test]
-    fn streaming_redaction_equals_one_shot(input in text_strategy(), cuts in proptest::collection::vec(1usize..200_000, 0..6)) {
+    fn streaming_redaction_equals_one_shot(input in text_strategy(), cuts in proptest::collection::vec(1usize..200_000, 0..6), sniff in any::<bool>()) {
         let p = pack();
-        let one = redact_step(&RedactRequest { data: input.clone(), last: true, content_type: None, untrusted: false, report: false, pii: false, pii_public_ip: false }, &p).unwrap().output;
+        // With `sniff`, the host carries the judgment as the WIT says: the
+        // output must not depend on where the chunks end either.
+        let one = redact_step(&RedactRequest { sniff, ..redact_request(input.clone(), true) }, &p).unwrap().output;
         let mut out = Vec::new();
         let mut carry = Vec::new();
         let mut pos = 0;
         let mut points: Vec<usize> = cuts.into_iter().map(|c| c % (input.len() + 1)).collect();
         points.sort();
         points.push(input.len());
+        let (mut sniffing, mut content_type) = (sniff, None);
         for (i, &end) in points.iter().enumerate() {
             let end = end.max(pos);
             carry.extend_from_slice(&input[pos..end]);
             pos = end;
             let last = i + 1 == points.len();
-            let r = redact_step(&RedactRequest { data: carry.clone(), last, content_type: None, untrusted: false, report: false, pii: false, pii_public_ip: false }, &p).unwrap();
+            let req = RedactRequest { sniff: sniffing, content_type: content_type.clone(), ..redact_request(carry.clone(), last) };
+            let r = redact_step(&req, &p).unwrap();
+            if let Some(t) = r.content_type {
+                sniffing = false;
+                content_type = Some(t).filter(|t| !t.is_empty());
+            }
             out.extend_from_slice(&r.output);
             carry.drain(..r.consumed as usize);
         }

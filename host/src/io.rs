@@ -244,6 +244,9 @@ pub struct StreamOptions<'r> {
     pub content_type: Option<String>,
     /// Content from an untrusted source: inline allow markers are ignored.
     pub untrusted: bool,
+    /// Without `content_type`: the pipeline judges the stream from its
+    /// first bytes (the `redact-request`'s `sniff`), once for all of it.
+    pub sniff: bool,
     /// Where to write a report of every replacement, if anywhere.
     pub report: Option<crate::report::Report<'r>>,
     /// Redact personal data too (the `redact-request`'s `pii`).
@@ -258,6 +261,7 @@ impl Default for StreamOptions<'_> {
             chunk: REDACT_CHUNK,
             content_type: None,
             untrusted: false,
+            sniff: false,
             report: None,
             pii: false,
             pii_public_ip: false,
@@ -282,6 +286,7 @@ pub fn redact_stream(
         data: Vec::with_capacity(chunk * 2),
         last: false,
         content_type: opts.content_type.clone(),
+        sniff: opts.sniff && opts.content_type.is_none(),
         untrusted: opts.untrusted,
         report: opts.report.is_some(),
         pii: opts.pii,
@@ -312,6 +317,11 @@ pub fn redact_stream(
             report.step(&req.data, resp.consumed as usize, &resp.spans)?;
         }
         req.data.drain(..resp.consumed as usize);
+        // The stream's judgment, sent with every later step instead.
+        if let Some(t) = resp.content_type {
+            req.sniff = false;
+            req.content_type = (!t.is_empty()).then_some(t);
+        }
         if !eof && req.data.len() > chunk + (1 << 20) {
             return Err(Error::InvalidOutput("redact step made no progress".into()));
         }

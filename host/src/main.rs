@@ -84,6 +84,11 @@ enum Cmd {
         /// markers on a line are ignored.
         #[arg(long)]
         untrusted: bool,
+        /// Without a content type (stdin, a file whose name says none):
+        /// judge the input from its first 16 KiB, as `sanitize` does
+        /// (source code, a test's code, or text), and redact all of it so.
+        #[arg(long)]
+        sniff: bool,
         #[command(flatten)]
         pii: PiiOpts,
         #[command(flatten)]
@@ -738,6 +743,7 @@ struct RedactFlags<'a> {
     content_type: &'a Option<String>,
     report: &'a Option<PathBuf>,
     untrusted: bool,
+    sniff: bool,
     pii: PiiOpts,
 }
 
@@ -755,6 +761,7 @@ fn redact(file: &Option<PathBuf>, flags: RedactFlags<'_>, po: &PackOpts, limits:
     let mut opts = StreamOptions {
         content_type: flags.content_type.clone().or_else(|| content_type_of(file)),
         untrusted: flags.untrusted,
+        sniff: flags.sniff,
         pii: flags.pii.pii,
         pii_public_ip: flags.pii.pii_public_ip,
         ..StreamOptions::default()
@@ -915,9 +922,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match &cli.cmd {
         Cmd::Sanitize { file, opts } => sanitize(file, opts),
-        Cmd::Redact { file, content_type, report, untrusted, pii, packs, limits } => {
-            redact(file, RedactFlags { content_type, report, untrusted: *untrusted, pii: *pii }, packs, limits)
-        }
+        Cmd::Redact { file, content_type, report, untrusted, sniff, pii, packs, limits } => redact(
+            file,
+            RedactFlags { content_type, report, untrusted: *untrusted, sniff: *sniff, pii: *pii },
+            packs,
+            limits,
+        ),
         Cmd::SanitizeRound { files, round_tokens, min_tokens, priorities, opts } => sanitize_round(
             files,
             api::RoundOptions { round_tokens: *round_tokens, min_tokens: *min_tokens },

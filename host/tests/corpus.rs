@@ -278,6 +278,7 @@ fn recall_and_false_positive_rate_per_kind() {
             data: text.as_bytes().to_vec(),
             last: true,
             content_type: content_type.map(str::to_string),
+            sniff: false,
             untrusted: true,
             report: false,
             pii: false,

@@ -434,6 +434,7 @@ fn redact(text: &str, pii: bool) -> (String, BTreeMap<String, u32>) {
         data: text.as_bytes().to_vec(),
         last: true,
         content_type: None,
+        sniff: false,
         untrusted: false,
         report: false,
         pii,

@@ -325,6 +325,7 @@ fn redact(request: &IncomingRequest, query: &str) -> Result<Redaction, Problem> 
         data: Vec::new(),
         last: false,
         content_type,
+        sniff: false,
         untrusted,
         report: false,
         pii: false,

@@ -22,9 +22,42 @@ use crate::stages::redact::{counts_to_records, Pass};
 /// Bytes kept back for the next step.
 pub const OVERLAP: usize = 64 * 1024;
 
+/// How much of a stream asked to sniff is read to judge it: what
+/// `sanitize` reads of a result to tell a test's code.
+const SNIFF_BYTES: usize = 16 * 1024;
+
+/// The content type a stream is judged to have from its first bytes, as
+/// `sanitize` judges a result without one (`stages::triage`):
+/// `text/x-source` for code, with `; test` for a test's; `""` for
+/// anything else (plain text, where regions that name their file are
+/// judged as that file).
+fn sniffed(head: &[u8]) -> &'static str {
+    match crate::stages::triage::refine(head, None) == crate::api::ContentClass::Code {
+        true if crate::support::code::looks_like_test(head) => "text/x-source; test",
+        true => "text/x-source",
+        false => "",
+    }
+}
+
 /// One streaming step.
 pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, SanitizeError> {
     let data = &req.data;
+    // A stream asked to sniff is judged once, on its first bytes: wait
+    // for them (a step that consumes nothing), then say the judgment.
+    let sniffed = match (req.sniff && req.content_type.is_none(), req.last) {
+        (false, _) => None,
+        (true, false) if data.len() < SNIFF_BYTES => {
+            return Ok(RedactResponse {
+                output: Vec::new(),
+                consumed: 0,
+                redactions: Vec::new(),
+                spans: Vec::new(),
+                content_type: None,
+            });
+        }
+        (true, _) => Some(sniffed(&data[..data.len().min(SNIFF_BYTES)])),
+    };
+    let content_type = sniffed.or(req.content_type.as_deref()).filter(|t| !t.is_empty());
     let mut commit = if req.last { data.len() } else { data.len().saturating_sub(OVERLAP) };
     // Never split a UTF-8 sequence at the commit point.
     while commit < data.len() && commit > 0 && (data[commit] & 0xC0) == 0x80 {
@@ -33,10 +66,12 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
     let mut out = Vec::with_capacity(data.len());
     let mut counts: BTreeMap<String, u32> = BTreeMap::new();
     let mut pos = 0usize;
-    let code = req.content_type.as_deref().is_some_and(crate::support::code::is_code_type);
+    let code = content_type.is_some_and(crate::support::code::is_code_type);
+    let test = code && content_type.is_some_and(crate::support::code::declares_test);
     let pass = Pass::new(pack, false)
         .over_code(code)
-        .over_regions(req.content_type.is_none())
+        .over_tests(test)
+        .over_regions(content_type.is_none())
         .inline_allow(!req.untrusted)
         .pii(req.pii, req.pii_public_ip);
     let mut report = Vec::new();
@@ -71,7 +106,13 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
             if let Some(e) = pass.error() {
                 return Err(e);
             }
-            return Ok(RedactResponse { output: out, consumed, redactions: counts_to_records(&counts), spans: report });
+            return Ok(RedactResponse {
+                output: out,
+                consumed,
+                redactions: counts_to_records(&counts),
+                spans: report,
+                content_type: sniffed.map(str::to_string),
+            });
         }
         out.extend_from_slice(&valid.as_bytes()[last..]);
         pos += valid.len();
@@ -84,7 +125,13 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
     if let Some(e) = pass.error() {
         return Err(e);
     }
-    Ok(RedactResponse { output: out, consumed: pos as u32, redactions: counts_to_records(&counts), spans: report })
+    Ok(RedactResponse {
+        output: out,
+        consumed: pos as u32,
+        redactions: counts_to_records(&counts),
+        spans: report,
+        content_type: sniffed.map(str::to_string),
+    })
 }
 
 fn floor_char(s: &str, mut i: usize) -> usize {
@@ -157,5 +204,76 @@ mod tests {
         for chunk in [OVERLAP + 1, OVERLAP + 7919, 3 * OVERLAP] {
             assert!(run(&input, chunk, &p) == expected, "chunk {chunk}");
         }
+    }
+
+    #[test]
+    fn a_sniffed_test_leaves_its_fixtures_whatever_the_chunks() {
+        let rules = fixtures::rule_set(vec![
+            fixtures::rule(serde_json::json!({
+                "id": "tok", "regex": r"\b(tok_[a-z0-9]{20})\b", "keywords": ["tok_"], "secret_group": 1
+            })),
+            fixtures::rule(serde_json::json!({
+                "id": "url-pw", "regex": r"://[^\s:/@]{0,64}:([^\s/@]{1,64})@", "keywords": ["://"], "secret_group": 1
+            })),
+        ]);
+        // What a secret-shaped value is, as the default pack says.
+        let generic = crate::pack_api::GenericValues {
+            code_min_length: 8,
+            code_min_entropy: 3.5,
+            code_min_classes: 2,
+            ..rules.generic.clone()
+        };
+        let rules = crate::pack_api::RuleSet { generic, ..rules };
+        let p = CompiledPack::new(Box::new(crate::pack::StaticRules { info: fixtures::info(), rules })).unwrap();
+        let mut src = String::from("package proxy\n\nimport \"testing\"\n\n");
+        for i in 0..1200 {
+            src.push_str(&format!(
+                "func TestProxy{i}(t *testing.T) {{\n\tp := Parse(\"http://letme:in@yo.local\")\n}}\n"
+            ));
+        }
+        src.push_str("func TestKeys(t *testing.T) {\n\tk := \"tok_abcdefghij0123456789\"\n");
+        src.push_str("\tu := \"http://app:Zq8vR2mK7tLx9w@db\"\n}\n");
+        assert!(src.len() > OVERLAP);
+        let run = |chunk: usize, sniff: bool| -> (String, Option<String>) {
+            let (mut out, mut carry, mut judged) = (Vec::new(), Vec::new(), None);
+            let mut sniffing = sniff;
+            let mut chunks = src.as_bytes().chunks(chunk).peekable();
+            while let Some(c) = chunks.next() {
+                carry.extend_from_slice(c);
+                let last = chunks.peek().is_none();
+                let req = RedactRequest {
+                    sniff: sniffing,
+                    content_type: judged.clone().filter(|t: &String| !t.is_empty()),
+                    ..crate::options::redact_request(carry.clone(), last)
+                };
+                let r = step(&req, &p).unwrap();
+                // Nothing is consumed before the stream is judged.
+                assert!(r.content_type.is_some() || !sniffing || r.consumed == 0);
+                if r.content_type.is_some() {
+                    sniffing = false;
+                    judged = r.content_type;
+                }
+                out.extend_from_slice(&r.output);
+                carry.drain(..r.consumed as usize);
+            }
+            (String::from_utf8(out).unwrap(), judged)
+        };
+        let (whole, judged) = run(src.len(), true);
+        assert_eq!(judged.as_deref(), Some("text/x-source; test"));
+        // The fixture is left; a provider's token and a secret-shaped password are not.
+        assert_eq!(whole.matches("letme:in@").count(), 1200);
+        assert!(whole.contains("[REDACTED:tok]") && whole.contains("app:[REDACTED:url-pw]@db"));
+        for chunk in [1000, 16 * 1024 + 3, 50_000] {
+            assert!(run(chunk, true).0 == whole, "chunk {chunk}");
+        }
+        // A diff of code is text (its regions name their files); a log too.
+        let diff = "diff --git a/src/a.rs b/src/a.rs\n--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1,6 +1,6 @@ mod a {\n fn a() {\n     let x = 1;\n-    let y = 2;\n+    let y = 3;\n }\n fn b() {}\n";
+        assert!(crate::support::code::looks_like_code(diff.as_bytes()));
+        assert_eq!((sniffed(diff.as_bytes()), sniffed(&diff.as_bytes()[diff.find('@').unwrap()..])), ("", ""));
+        assert_eq!(sniffed(b"INFO start\nINFO token=abc\n"), "");
+        assert_eq!(sniffed(&src.as_bytes()[..SNIFF_BYTES]), "text/x-source; test");
+        // Not asked to sniff: plain text, where the fixture is redacted.
+        let (plain, none) = run(50_000, false);
+        assert!(none.is_none() && !plain.contains("letme:in@"));
     }
 }

@@ -112,7 +112,11 @@ pub fn refine(bytes: &[u8], content_type: Option<&str>) -> ContentClass {
     if looks_like_csv(body) {
         return ContentClass::Csv;
     }
-    if crate::support::code::looks_like_code(body) {
+    // A diff or grep hits quote code from files they name: plain text,
+    // where each region is judged as its file (`support::regions`).
+    if crate::support::code::looks_like_code(body)
+        && !crate::support::regions::names_files(&String::from_utf8_lossy(body))
+    {
         return ContentClass::Code;
     }
     ContentClass::Text

@@ -54,6 +54,8 @@ const LANGUAGES: &[&str] = &[
     "erlang",
     "clojure",
     "zig",
+    // `text/x-source`: code in a language nobody named (a sniffed stream).
+    "source",
 ];
 
 /// File extensions of source code and the content type each stands for.
@@ -105,6 +107,12 @@ pub fn is_code_type(content_type: &str) -> bool {
         .or_else(|| ct.strip_prefix("application/x-"))
         .or_else(|| ct.strip_prefix("application/"));
     name.is_some_and(|n| LANGUAGES.contains(&n))
+}
+
+/// Whether `content_type` says the code is a test's (a `test` parameter:
+/// `text/x-go; test`), as a sniffed stream's type does.
+pub fn declares_test(content_type: &str) -> bool {
+    content_type.split(';').skip(1).any(|p| p.trim().eq_ignore_ascii_case("test"))
 }
 
 /// The content type of a source file, from its name's extension; `None`
@@ -308,6 +316,75 @@ fn starts_with_level(t: &[u8]) -> bool {
     .any(|l| t.starts_with(l.as_bytes()))
 }
 
+/// The inline test modules of Rust code: from a `#[cfg(test)]` line whose
+/// next line opens a module (`mod tests {`) to the line that closes it,
+/// a `}` at the module line's indentation (as rustfmt writes it; to the
+/// end of the text when there is none). A test's fixtures live there, at
+/// the foot of the file they test. One pass over the lines: O(n).
+pub fn rust_test_modules(text: &str) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    // (start of the region, indentation of its `mod` line)
+    let mut open: Option<(usize, &str)> = None;
+    let mut cfg_test: Option<usize> = None;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let l = line.trim_end_matches(['\n', '\r']);
+        let t = l.trim_start();
+        let indent = &l[..l.len() - t.len()];
+        if let Some((from, mod_indent)) = open {
+            if t == "}" && indent == mod_indent {
+                out.push(from..at);
+                open = None;
+            }
+            continue;
+        }
+        if t == "#[cfg(test)]" {
+            cfg_test = Some(start);
+            continue;
+        }
+        if let Some(from) = cfg_test.take() {
+            let m = t.strip_prefix("pub ").unwrap_or(t);
+            if m.starts_with("mod ") && m.ends_with('{') {
+                open = Some((from, indent));
+            }
+        }
+    }
+    if let Some((from, _)) = open {
+        out.push(from..text.len());
+    }
+    out
+}
+
+/// Whether a line that encloses others (a diff hunk header's tail: `@@
+/// -912,7 +915,7 @@ mod tests {`) opens a test: a Rust test module, a
+/// test function or class, a test suite's block.
+pub fn opens_test(line: &str) -> bool {
+    let t = line.trim_start();
+    let t = t.strip_prefix("pub ").unwrap_or(t);
+    [
+        "mod tests",
+        "mod test ",
+        "mod test{",
+        "fn test_",
+        "async fn test_",
+        "def test_",
+        "async def test_",
+        "class Test",
+        "func Test",
+        "func Benchmark",
+        "func Fuzz",
+        "describe(",
+        "describe \"",
+        "describe '",
+        "it(",
+        "test(",
+    ]
+    .iter()
+    .any(|s| t.starts_with(s))
+}
+
 /// The insides of the one-line string literals of `text`, in order (see
 /// the module docs).
 pub fn string_literals(text: &str) -> Vec<Range<usize>> {
@@ -414,5 +491,37 @@ mod tests {
         assert!(!looks_like_test(lib));
         let rust = b"use std::io;\n\npub fn main() {\n    let token = t.next();\n}\n";
         assert!(!looks_like_test(rust));
+    }
+
+    #[test]
+    fn rust_test_modules_run_to_their_closing_brace() {
+        let src = "pub fn f() {}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {\n        let u = \"http://a:b@c\";\n    }\n}\n\nfn after() {}\n";
+        let m = rust_test_modules(src);
+        assert_eq!(m.len(), 1);
+        assert!(src[m[0].clone()].starts_with("#[cfg(test)]") && src[m[0].clone()].ends_with("}\n"));
+        assert!(!src[m[0].clone()].contains("after"));
+        // Unclosed (a listing cut short): to the end. Not a module: nothing.
+        let cut = "#[cfg(test)]\npub mod tests {\n    fn t() {}\n";
+        assert_eq!(rust_test_modules(cut), vec![0..cut.len()]);
+        assert!(rust_test_modules("#[cfg(test)]\nuse x::y;\nmod a {\n}\n").is_empty());
+    }
+
+    #[test]
+    fn test_scopes_and_declared_tests() {
+        for l in [
+            "mod tests {",
+            "  fn test_parse() {",
+            "def test_login(client):",
+            "func TestToken(t *testing.T) {",
+            "describe('x', () => {",
+        ] {
+            assert!(opens_test(l), "{l}");
+        }
+        for l in ["impl Proxy {", "fn parse() {", "def login(client):", "func Token() {", "class Token:"] {
+            assert!(!opens_test(l), "{l}");
+        }
+        assert!(declares_test("text/x-go; test") && declares_test("text/x-source;charset=utf-8; TEST"));
+        assert!(!declares_test("text/x-go") && !declares_test("text/x-test"));
+        assert!(is_code_type("text/x-source; test"));
     }
 }

@@ -164,6 +164,13 @@ pub(crate) fn detect(text: &str) -> Option<Regions> {
     (!out.ranges.is_empty()).then_some(out)
 }
 
+/// Whether the first lines of `text` name the files they quote (grep
+/// hits, a diff, diagnostics, a traceback): such text is not one file's
+/// code, however much of it is code (a diff's context lines).
+pub(crate) fn names_files(text: &str) -> bool {
+    matches!(gate(text), Some(Shape::Lines))
+}
+
 enum Shape {
     /// `cat -n` / `nl`: every line numbered, no name.
     Listing,
@@ -289,6 +296,9 @@ fn grep_path(path: &str) -> &str {
 struct Hunk {
     old: u32,
     new: u32,
+    /// The class its lines get: the file's, or [`RegionClass::Test`] in a
+    /// code file when the enclosing line opens a test (`@@ ... @@ mod tests {`).
+    class: Option<RegionClass>,
 }
 
 fn hunk_header(line: &str) -> Option<Hunk> {
@@ -301,7 +311,7 @@ fn hunk_header(line: &str) -> Option<Hunk> {
             None => r.parse::<u32>().ok().map(|_| 1),
         }
     };
-    Some(Hunk { old: count(old)?, new: count(new)? })
+    Some(Hunk { old: count(old)?, new: count(new)?, class: None })
 }
 
 /// Named lines: grep hits, diff sections, diagnostics, tracebacks.
@@ -334,7 +344,7 @@ fn lines(text: &str, out: &mut Regions) {
             if o != u32::MAX && (h.old >= o && h.new >= n) {
                 h.old -= o;
                 h.new -= n;
-                if let Some(c) = file {
+                if let Some(c) = h.class {
                     out.push(range, c);
                 }
                 if h.old == 0 && h.new == 0 {
@@ -356,7 +366,12 @@ fn lines(text: &str, out: &mut Regions) {
             }
             continue;
         }
-        if let Some(h) = hunk_header(l) {
+        if let Some(mut h) = hunk_header(l) {
+            let tail = l.split_once(" @@").map_or("", |x| x.1);
+            h.class = file.map(|c| match c {
+                RegionClass::Code if super::code::opens_test(tail) => RegionClass::Test,
+                c => c,
+            });
             if let Some(c) = file {
                 if !counted {
                     out.count(c);
@@ -530,6 +545,33 @@ mod tests {
         assert_eq!(env, ["@@ -0,0 +1 @@", "+API_TOKEN=abc"]);
         // The commit message and headers are plain text.
         assert!(got.iter().any(|g| g.0.contains("rotate the token") && g.1.is_none()));
+    }
+
+    #[test]
+    fn a_hunk_inside_a_test_is_a_test() {
+        let text = "diff --git a/src/proxy.rs b/src/proxy.rs\n\
+                    --- a/src/proxy.rs\n\
+                    +++ b/src/proxy.rs\n\
+                    @@ -452,1 +453,1 @@ impl Proxy {\n\
+                    -        let a = 1;\n\
+                    +        let a = 2;\n\
+                    @@ -912,1 +915,1 @@ mod tests {\n\
+                    -        let m = Proxy::all(\"https://letme:in@yo.local\")\n\
+                    +        let m = Proxy::all(\"http://letme:in@yo.local\")\n";
+        let got = classes(text);
+        let of = |want: &str| -> Vec<&str> { got.iter().filter(|g| g.1 == Some(want)).map(|g| g.0.as_str()).collect() };
+        assert_eq!(
+            of("code"),
+            [
+                "@@ -452,1 +453,1 @@ impl Proxy {",
+                "-        let a = 1;",
+                "+        let a = 2;",
+                "@@ -912,1 +915,1 @@ mod tests {"
+            ]
+        );
+        assert_eq!(of("test").len(), 2);
+        // The file is counted once, as code.
+        assert_eq!(detect(text).unwrap().counts, [(RegionClass::Code, 1)]);
     }
 
     #[test]

@@ -329,6 +329,7 @@ impl Sanitizer {
                 data: data.to_vec(),
                 last,
                 content_type: None,
+                sniff: false,
                 untrusted: false,
                 report: false,
                 pii: false,

@@ -199,6 +199,18 @@ pub(super) fn redact_response(req: &api::RedactRequest, resp: &api::RedactRespon
     if resp.consumed as usize > len || (last && resp.consumed as usize != len) {
         return Err(Error::InvalidOutput("redact consumed a bad number of bytes".into()));
     }
+    // A judgment only when asked and once it is made (before any byte is
+    // consumed), and one of the types the WIT names.
+    let sniffing = req.sniff && req.content_type.is_none();
+    match resp.content_type.as_deref() {
+        Some(t) if !sniffing || !matches!(t, "" | "text/x-source" | "text/x-source; test") => {
+            return Err(Error::InvalidOutput("redact returned a content type it was not asked for".into()));
+        }
+        None if sniffing && resp.consumed > 0 => {
+            return Err(Error::InvalidOutput("redact consumed a stream it had not judged".into()));
+        }
+        _ => {}
+    }
     // Report spans: asked for, in order, within the consumed bytes, and
     // each one's rule counted.
     let mut at = 0;

@@ -526,6 +526,7 @@ impl Session {
                 data: s.as_bytes().to_vec(),
                 last: true,
                 content_type: None,
+                sniff: false,
                 untrusted: true,
                 report: false,
                 pii: false,

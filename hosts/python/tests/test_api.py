@@ -99,6 +99,24 @@ def test_redact_with_pii_gives_the_rust_clis_bytes(sanitizer: Sanitizer) -> None
     assert mail.encode() in b"".join(sanitizer.redact(io.BytesIO(data)))
 
 
+def test_redact_sniff_gives_the_rust_clis_bytes(sanitizer: Sanitizer) -> None:
+    """`sniff=True` is the CLI's `redact --sniff`: a Go test's fixture (a
+    word-like URL password) is left, a secret-shaped one is not, in small
+    steps as in one (the judgment is made once, on the first 16 KiB)."""
+    secret = password()
+    lines = ["package proxy", "", 'import "testing"', ""]
+    for i in range(600):
+        lines += [f"func TestProxy{i}(t *testing.T) {{", '\tp := Parse("http://letme:in@yo.local")', "}"]
+    lines += ["func TestDB(t *testing.T) {", f'\tu := "postgres://app:{secret}@db/app"', "}", ""]
+    data = "\n".join(lines).encode()
+    rust = subprocess.run([str(CLI), "redact", "--sniff"], input=data, capture_output=True, check=True).stdout
+    for chunk in (4096, 1 << 20):
+        assert b"".join(sanitizer.redact(io.BytesIO(data), sniff=True, chunk_size=chunk)) == rust
+    assert rust.count(b"letme:in@") == 600 and secret.encode() not in rust
+    plain = b"".join(sanitizer.redact(io.BytesIO(data)))
+    assert b"letme:in@" not in plain and secret.encode() not in plain
+
+
 def test_redact_memory_stays_constant(sanitizer: Sanitizer) -> None:
     """6 MiB streamed in 64 KiB steps: the host holds a few steps' worth
     (the step's bytes as wasmtime's C API lays them out: 32 bytes each),

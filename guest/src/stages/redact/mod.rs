@@ -105,6 +105,10 @@ pub(crate) struct Mode {
     /// Source code: generic rules look only inside string literals and
     /// want secret-shaped values there (the rule set's `generic` values).
     pub code: bool,
+    /// A test's code or data (with `lenient`): generic rules are off, and
+    /// any rule's value must be secret-shaped (a fixture such as
+    /// `http://letme:in@yo.local` is left).
+    pub test: bool,
     /// Text that may interleave named files (grep hits, diffs, listings,
     /// diagnostics, tracebacks): each region is judged as the file it
     /// names, a code region as `code` is ([`crate::support::regions`]).

@@ -97,7 +97,8 @@ impl Ruleset {
                 use crate::support::regions::RegionClass;
                 let test = class == RegionClass::Test;
                 let code = test || class == RegionClass::Code;
-                let inner = Mode { regions: false, code, lenient: mode.lenient || test, ..mode };
+                let inner =
+                    Mode { regions: false, code, lenient: mode.lenient || test, test: mode.test || test, ..mode };
                 let (spans, _) = self.scan_any(&view, &[], inner, None);
                 let mut mapped: Vec<Span> =
                     spans.into_iter().map(|s| Span { start: back[s.start], end: back[s.end], rule: s.rule }).collect();
@@ -155,7 +156,7 @@ impl Ruleset {
         let fast = text.len() >= FAST_MIN_TEXT;
         let non_ascii = if fast { NonAscii::of(text) } else { None };
         let regions = (mode.regions && !mode.code).then(|| crate::support::regions::detect(text)).flatten();
-        let mut out = Found { fast, non_ascii, code: mode.code, regions, ..Found::default() };
+        let mut out = Found { fast, non_ascii, code: mode.code, test: mode.test, regions, ..Found::default() };
         // Per rule: keyword hit starts (keyword-anchored rules) or merged
         // windows (the others), in text order.
         let mut found: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.rules.len()];

@@ -38,6 +38,11 @@ pub(super) struct Found {
     pub(super) bounds: rustc_hash::FxHashMap<(usize, usize), bool>,
     /// The text is source code ([`super::Mode::code`]).
     pub(super) code: bool,
+    /// The text is a test's code or data ([`super::Mode::test`]).
+    pub(super) test: bool,
+    /// In code: its inline test modules, found on the first candidate
+    /// ([`crate::support::code::rust_test_modules`]).
+    pub(super) test_modules: Option<Vec<std::ops::Range<usize>>>,
     /// Its regions that name their file ([`super::Mode::regions`]).
     pub(super) regions: Option<crate::support::regions::Regions>,
     /// Its string literals, found on a generic rule's first candidate.
@@ -66,7 +71,15 @@ impl Found {
         }
         // A test's code and data hold fixtures on purpose: generic rules
         // are off there, as in lenient mode; a provider's rule still runs.
-        if rule.strict_only && class == Some(RegionClass::Test) {
+        let test = self.test
+            || class == Some(RegionClass::Test)
+            || (self.code
+                && self
+                    .test_modules
+                    .get_or_insert_with(|| crate::support::code::rust_test_modules(text))
+                    .iter()
+                    .any(|m| m.contains(&start)));
+        if rule.strict_only && test {
             return;
         }
         if code && rule.strict_only {
@@ -77,6 +90,12 @@ impl Found {
         }
         let candidate = &text[start..end];
         if !set.accept(rule, candidate, self.fast && candidate.is_ascii()) {
+            return;
+        }
+        // There a value that is not secret-shaped is a fixture too, whatever
+        // rule found it (`http://letme:in@yo.local`, `Aladdin:opensesame`); a
+        // provider's random token, a key block or a JWT is secret-shaped.
+        if test && !(rule.path || rule.pii || rule.errors_only) && !set.secret_shaped(candidate) {
             return;
         }
         // A generic rule's value must look like a secret: never the name

@@ -582,19 +582,38 @@ class Sanitizer:
         chunk_size: int = REDACT_CHUNK,
         pii: bool = False,
         pii_public_ip: bool = False,
+        sniff: bool = False,
     ) -> "RedactStream":
         """Streams `source` through the pipeline's `redact` step: iterate
         the returned RedactStream for the redacted bytes. Memory stays at
         about one chunk plus the pipeline's overlap, whatever the length.
         Its `counts` (rule id -> replacements) grow as it goes. `pii`
-        (and `pii_public_ip`) also redact personal data, as `--pii` does."""
-        return RedactStream(self, source, content_type, untrusted, max(1, chunk_size), (pii, pii_public_ip))
+        (and `pii_public_ip`) also redact personal data, as `--pii` does.
+        `sniff`, without a `content_type`: the pipeline judges the stream
+        from its first 16 KiB (code, a test's code, or text), as
+        `redact --sniff` does."""
+        stream = RedactStream(self, source, content_type, untrusted, max(1, chunk_size), (pii, pii_public_ip))
+        stream._sniff = sniff and content_type is None
+        return stream
 
     def _redact_step(
-        self, data: bytes, last: bool, content_type: Optional[str], untrusted: bool, pii: tuple[bool, bool] = (False, False)
-    ) -> tuple[bytes, int, list[Any]]:
+        self,
+        data: bytes,
+        last: bool,
+        content_type: Optional[str],
+        untrusted: bool,
+        pii: tuple[bool, bool] = (False, False),
+        sniff: bool = False,
+    ) -> tuple[bytes, int, list[Any], Optional[str]]:
         req = record(
-            data=data, last=last, content_type=content_type, untrusted=untrusted, report=False, pii=pii[0], pii_public_ip=pii[1]
+            data=data,
+            last=last,
+            content_type=content_type,
+            sniff=sniff,
+            untrusted=untrusted,
+            report=False,
+            pii=pii[0],
+            pii_public_ip=pii[1],
         )
         out = self._call("redact", req)
         if isinstance(out, Variant):
@@ -604,7 +623,15 @@ class Sanitizer:
             raise InvalidOutputError("redact consumed a bad number of bytes")
         if getattr(out, "spans"):
             raise InvalidOutputError("redact returned a bad report span")
-        return bytes(getattr(out, "output")), consumed, to_python(getattr(out, "redactions"))
+        # As the Rust host's validate.rs: a judgment only when asked, made
+        # before any byte is consumed, and one the WIT names.
+        judged = getattr(out, "content-type")
+        sniffing = sniff and content_type is None
+        if judged is not None and (not sniffing or judged not in ("", "text/x-source", "text/x-source; test")):
+            raise InvalidOutputError("redact returned a content type it was not asked for")
+        if judged is None and sniffing and consumed > 0:
+            raise InvalidOutputError("redact consumed a stream it had not judged")
+        return bytes(getattr(out, "output")), consumed, to_python(getattr(out, "redactions")), judged
 
     # --- output checks -----------------------------------------------
 
@@ -713,6 +740,8 @@ class RedactStream:
         self._pii = pii
         self._s, self._read = s, _reader(source)
         self._ct, self._untrusted, self._chunk = content_type, untrusted, chunk
+        # Asked to sniff: until the pipeline says what the stream is.
+        self._sniff = False
         #: Replacements so far, by rule id.
         self.counts: dict[str, int] = {}
 
@@ -732,7 +761,9 @@ class RedactStream:
                     break
                 buf += got
             data = carry + bytes(buf)
-            out, consumed, counts = self._s._redact_step(data, eof, self._ct, self._untrusted, self._pii)
+            out, consumed, counts, judged = self._s._redact_step(data, eof, self._ct, self._untrusted, self._pii, self._sniff)
+            if judged is not None:
+                self._sniff, self._ct = False, judged or None
             for c in counts:
                 self.counts[c["rule_id"]] = self.counts.get(c["rule_id"], 0) + int(c["count"])
             if out:

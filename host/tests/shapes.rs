@@ -175,3 +175,71 @@ fn fixtures_in_tests_are_left_and_provider_tokens_in_them_are_not() {
     let (text, _) = run(&grep);
     assert!(!text.contains(&aws) && !text.contains(&env), "a provider token or a .env secret in tests is redacted");
 }
+
+#[test]
+fn word_like_fixtures_in_rust_test_modules_are_left_and_random_passwords_are_not() {
+    // reqwest's proxy tests, in the shapes they reached the model in
+    // (docs/benchmarks.md): a `#[cfg(test)] mod tests` at the foot of
+    // `src/proxy.rs` as `cat -n` lists it, and a hunk of it in `git show`.
+    let mut seed = 0x0BAD_5EED_1234_5678u64;
+    let random = draw(&mut seed, AN, 18);
+    let src = [
+        "use std::fmt;".to_string(),
+        String::new(),
+        "pub fn all(url: &str) -> Proxy {".to_string(),
+        "    Proxy::new(url)".to_string(),
+        "}".to_string(),
+        String::new(),
+        "#[cfg(test)]".to_string(),
+        "mod tests {".to_string(),
+        "    use super::*;".to_string(),
+        String::new(),
+        "    #[test]".to_string(),
+        "    fn test_basic_auth() {".to_string(),
+        "        let m = Proxy::all(\"http://letme:in@yo.local\");".to_string(),
+        "        let n = Proxy::all(\"http://Aladdin:opensesame@yo.local\");".to_string(),
+        format!("        let o = Proxy::all(\"http://app:{random}@db.internal\");"),
+        "    }".to_string(),
+        "}".to_string(),
+    ];
+    let listing: String = src.iter().enumerate().map(|(i, l)| format!("{:6}\t{l}\n", i + 1)).collect();
+    let diff = format!(
+        "commit 0123456789abcdef0123456789abcdef01234567\nAuthor: A <a@b.c>\n\n    proxy: test auth\n\n\
+         diff --git a/src/proxy.rs b/src/proxy.rs\n--- a/src/proxy.rs\n+++ b/src/proxy.rs\n\
+         @@ -912,3 +912,3 @@ mod tests {{\n     fn test_basic_auth() {{\n\
+         -        let m = Proxy::all(\"https://letme:in@yo.local\");\n\
+         +        let m = Proxy::all(\"http://letme:in@yo.local\");\n\
+         @@ -3,2 +3,2 @@ pub fn all(url: &str) -> Proxy {{\n\
+         -    Proxy::new(\"http://u:opensesame@yo.local\")\n\
+         +    Proxy::new(url)\n"
+    );
+    for (shape, text) in [("cat -n", &listing), ("git show", &diff)] {
+        let (out, _) = run(text);
+        assert!(out.contains("letme:in@yo.local"), "{shape}: a test's word-like password is a fixture");
+        assert!(!out.contains(&random), "{shape}: a random password in a test is still redacted");
+    }
+    // Outside the test hunk the same word-like password is redacted.
+    assert!(!run(&diff).0.contains("u:opensesame@"));
+
+    // `redact --sniff` judges a whole file piped without a name as `run` does.
+    let plain: String = src.iter().map(|l| format!("{l}\n")).collect::<String>().repeat(40);
+    let redact = |args: &[&str]| -> String {
+        use std::io::Write;
+        let mut c = bin()
+            .arg("redact")
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        c.stdin.take().unwrap().write_all(plain.as_bytes()).unwrap();
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success());
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let sniffed = redact(&["--sniff"]);
+    assert_eq!(sniffed.matches("letme:in@").count(), 40);
+    assert!(!sniffed.contains(&random));
+    // Without --sniff a stream of unknown type is plain text.
+    assert!(!redact(&[]).contains("letme:in@"));
+}

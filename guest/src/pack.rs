@@ -210,6 +210,19 @@ impl CompiledPack {
             .collect()
     }
 
+    /// [`Self::findings`] as in a test's code or data, where generic rules
+    /// are off and a value that reads as words is a fixture (the default
+    /// rules' examples are held to being found there too).
+    pub fn findings_in_tests(&self, text: &str) -> Vec<Finding> {
+        crate::stages::redact::Pass::new(self, false)
+            .scrub(true)
+            .over_tests(true)
+            .spans(text)
+            .into_iter()
+            .map(|s| Finding { rule_id: s.rule, start: s.start as u32, end: s.end as u32 })
+            .collect()
+    }
+
     /// Custom findings for `text` from each pack that has code.
     pub fn detect(&self, text: &str) -> Vec<Finding> {
         if text.is_empty() {

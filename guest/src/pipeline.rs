@@ -186,9 +186,10 @@ pub(crate) fn sanitize_visible(
     // number, a tab).
     let regions = !code && matches!(body.class, ContentClass::Text | ContentClass::Mcp | ContentClass::Csv);
     // A test's code holds fixtures on purpose: generic rules are off there.
-    // (Or so its content type says: `text/x-go; test`.)
+    // (Or so its content type says, `text/x-go; test`, unless it comes
+    // from a source nobody here controls.)
     let test = code
-        && (opts.content_type.as_deref().is_some_and(crate::support::code::declares_test)
+        && ((!opts.untrusted && opts.content_type.as_deref().is_some_and(crate::support::code::declares_test))
             || crate::support::code::looks_like_test(&body.text[..body.text.len().min(TEST_SNIFF_BYTES)]));
     let pass = pass
         .over_code(code)

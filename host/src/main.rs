@@ -87,7 +87,7 @@ enum Cmd {
         /// Without a content type (stdin, a file whose name says none):
         /// judge the input from its first 16 KiB, as `sanitize` does
         /// (source code, a test's code, or text), and redact all of it so.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "content_type")]
         sniff: bool,
         #[command(flatten)]
         pii: PiiOpts,

@@ -415,7 +415,7 @@ fn pack_check_joins_files_and_reports_duplicates_and_shadows() {
         .unwrap();
     std::fs::write(
         &b,
-        format!("# b\n{}", rule_toml("acme-token", r"\b(acme_[a-f]{16})\b", "acme_", "acme_abcdefabcdefabcd")),
+        format!("# b\n{}", rule_toml("acme-token", r"\b(acme_[a-f]{16})\b", "acme_", "acme_fdbeacfdaebcfdea")),
     )
     .unwrap();
     let (ok, _, err) = check(&[&dir]);
@@ -428,8 +428,8 @@ fn pack_check_joins_files_and_reports_duplicates_and_shadows() {
         format!(
             "{}{}{}",
             rule_toml("acme-copy", r"\b(acme_[a-f0-9]{16})\b", "acme_", "k=acme_0123456789abcdef"),
-            rule_toml("acme-hex-letters", r"\b(acme_[a-f]{16})\b", "acme_", "acme_abcdefabcdefabcd"),
-            rule_toml("beta-token", r"\b(beta_[a-f]{16})\b", "beta_", "beta_abcdefabcdefabcd"),
+            rule_toml("acme-hex-letters", r"\b(acme_[a-f]{16})\b", "acme_", "acme_fdbeacfdaebcfdea"),
+            rule_toml("beta-token", r"\b(beta_[a-f]{16})\b", "beta_", "beta_cfaedbfcadebfcad"),
         ),
     )
     .unwrap();
@@ -443,7 +443,7 @@ fn pack_check_joins_files_and_reports_duplicates_and_shadows() {
     assert!(!err.contains("beta-token"), "other keywords, not shadowed: {err}");
     assert!(!err.contains("rule `acme-token`: shadowed"), "the wider rule is not shadowed: {err}");
     // Without them it passes; the default rules pass too.
-    std::fs::write(&b, rule_toml("beta-token", r"\b(beta_[a-f]{16})\b", "beta_", "beta_abcdefabcdefabcd")).unwrap();
+    std::fs::write(&b, rule_toml("beta-token", r"\b(beta_[a-f]{16})\b", "beta_", "beta_cfaedbfcadebfcad")).unwrap();
     let (ok, out, err) = check(&[&dir]);
     assert!(ok, "{err}");
     assert!(out.contains("2 rules, all examples hold"), "{out}");

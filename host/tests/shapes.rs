@@ -199,20 +199,22 @@ fn word_like_fixtures_in_rust_test_modules_are_left_and_random_passwords_are_not
         "        let m = Proxy::all(\"http://letme:in@yo.local\");".to_string(),
         "        let n = Proxy::all(\"http://Aladdin:opensesame@yo.local\");".to_string(),
         format!("        let o = Proxy::all(\"http://app:{random}@db.internal\");"),
+        "        let q = Proxy::all(\"http://app:Summer2024!@db.internal\");".to_string(),
         "    }".to_string(),
         "}".to_string(),
     ];
     let listing: String = src.iter().enumerate().map(|(i, l)| format!("{:6}\t{l}\n", i + 1)).collect();
-    let diff = format!(
+    let diff = String::from(
         "commit 0123456789abcdef0123456789abcdef01234567\nAuthor: A <a@b.c>\n\n    proxy: test auth\n\n\
          diff --git a/src/proxy.rs b/src/proxy.rs\n--- a/src/proxy.rs\n+++ b/src/proxy.rs\n\
-         @@ -912,3 +912,3 @@ mod tests {{\n     fn test_basic_auth() {{\n\
+         @@ -912,3 +912,3 @@ mod tests {\n     fn test_basic_auth() {\n\
          -        let m = Proxy::all(\"https://letme:in@yo.local\");\n\
          +        let m = Proxy::all(\"http://letme:in@yo.local\");\n\
-         @@ -3,2 +3,2 @@ pub fn all(url: &str) -> Proxy {{\n\
+         @@ -3,2 +3,2 @@ pub fn all(url: &str) -> Proxy {\n\
          -    Proxy::new(\"http://u:opensesame@yo.local\")\n\
-         +    Proxy::new(url)\n"
+         +    Proxy::new(url)\n",
     );
+    assert!(!run(&listing).0.contains("Summer2024!"), "a password that is not words is redacted in a test");
     for (shape, text) in [("cat -n", &listing), ("git show", &diff)] {
         let (out, _) = run(text);
         assert!(out.contains("letme:in@yo.local"), "{shape}: a test's word-like password is a fixture");
@@ -239,7 +241,38 @@ fn word_like_fixtures_in_rust_test_modules_are_left_and_random_passwords_are_not
     };
     let sniffed = redact(&["--sniff"]);
     assert_eq!(sniffed.matches("letme:in@").count(), 40);
-    assert!(!sniffed.contains(&random));
+    assert!(!sniffed.contains(&random) && !sniffed.contains("Summer2024!"), "a password that is not words is redacted");
     // Without --sniff a stream of unknown type is plain text.
     assert!(!redact(&[]).contains("letme:in@"));
+}
+
+#[test]
+fn every_credential_rules_examples_are_still_redacted_in_a_tests_code() {
+    // In a test's code a value that reads as words is a fixture: no
+    // credential format of the default rules may read so. Generic, path,
+    // personal-data and scrubbing rules aside (off there, or not secrets).
+    use result_sanitizer::pack_build::RulesFile;
+    use result_sanitizer_pipeline::pack_api::RuleKind;
+    let rf = RulesFile::defaults().unwrap();
+    let base = rf.to_rule_set();
+    let (mut checked, mut left) = (0, Vec::new());
+    for entry in &rf.rules {
+        let e = entry.get_ref();
+        let r = &e.rule;
+        if r.strict_only || r.errors_only || matches!(r.kind, RuleKind::Path | RuleKind::Pii) {
+            continue;
+        }
+        // The rule alone, with the default settings and allowlists.
+        let set = result_sanitizer_pipeline::pack_api::RuleSet { rules: vec![r.clone()], ..base.clone() };
+        let pack = result_sanitizer_pipeline::CompiledPack::from_rule_set(set).unwrap();
+        for (i, ex) in e.examples.iter().enumerate() {
+            assert!(pack.findings(ex).iter().any(|f| f.rule_id == r.id), "{} example {}", r.id, i + 1);
+            checked += 1;
+            if !pack.findings_in_tests(ex).iter().any(|f| f.rule_id == r.id) {
+                left.push(format!("{} example {}", r.id, i + 1));
+            }
+        }
+    }
+    assert!(checked > 300, "{checked}");
+    assert!(left.is_empty(), "left as fixtures in a test's code: {left:?}");
 }

@@ -334,7 +334,12 @@ pub fn rust_test_modules(text: &str) -> Vec<Range<usize>> {
         let t = l.trim_start();
         let indent = &l[..l.len() - t.len()];
         if let Some((from, mod_indent)) = open {
-            if t == "}" && indent == mod_indent {
+            // `}`, `}  // mod tests`: the line that closes the module.
+            let close = t.strip_prefix('}').is_some_and(|r| {
+                let r = r.trim_start();
+                r.is_empty() || r.starts_with("//")
+            });
+            if close && indent == mod_indent {
                 out.push(from..at);
                 open = None;
             }
@@ -363,26 +368,32 @@ pub fn rust_test_modules(text: &str) -> Vec<Range<usize>> {
 pub fn opens_test(line: &str) -> bool {
     let t = line.trim_start();
     let t = t.strip_prefix("pub ").unwrap_or(t);
-    [
-        "mod tests",
-        "mod test ",
-        "mod test{",
-        "fn test_",
-        "async fn test_",
-        "def test_",
-        "async def test_",
-        "class Test",
-        "func Test",
-        "func Benchmark",
-        "func Fuzz",
-        "describe(",
-        "describe \"",
-        "describe '",
-        "it(",
-        "test(",
-    ]
-    .iter()
-    .any(|s| t.starts_with(s))
+    // A Rust test module by its conventional names, whole.
+    let module = ["mod tests", "mod test"]
+        .iter()
+        .any(|m| t.strip_prefix(m).is_some_and(|r| r.trim_start().starts_with('{') || r.trim().is_empty()));
+    // `class TestLogin`, `class Test(`: not `class Testimonial`.
+    let class = t.strip_prefix("class Test").is_some_and(|r| {
+        r.chars().next().is_none_or(|c| c.is_ascii_uppercase() || matches!(c, '(' | ':' | '_' | ' ' | '<'))
+    });
+    module
+        || class
+        || [
+            "fn test_",
+            "async fn test_",
+            "def test_",
+            "async def test_",
+            "func Test",
+            "func Benchmark",
+            "func Fuzz",
+            "describe(",
+            "describe \"",
+            "describe '",
+            "it(",
+            "test(",
+        ]
+        .iter()
+        .any(|s| t.starts_with(s))
 }
 
 /// The insides of the one-line string literals of `text`, in order (see
@@ -501,6 +512,9 @@ mod tests {
         assert!(src[m[0].clone()].starts_with("#[cfg(test)]") && src[m[0].clone()].ends_with("}\n"));
         assert!(!src[m[0].clone()].contains("after"));
         // Unclosed (a listing cut short): to the end. Not a module: nothing.
+        // A closing brace with a comment after it closes the module.
+        let commented = "#[cfg(test)]\nmod tests {\n    fn t() {}\n}  // mod tests\nfn after() {}\n";
+        assert!(!commented[rust_test_modules(commented)[0].clone()].contains("after"));
         let cut = "#[cfg(test)]\npub mod tests {\n    fn t() {}\n";
         assert_eq!(rust_test_modules(cut), vec![0..cut.len()]);
         assert!(rust_test_modules("#[cfg(test)]\nuse x::y;\nmod a {\n}\n").is_empty());
@@ -514,10 +528,19 @@ mod tests {
             "def test_login(client):",
             "func TestToken(t *testing.T) {",
             "describe('x', () => {",
+            "class TestLogin(unittest.TestCase):",
         ] {
             assert!(opens_test(l), "{l}");
         }
-        for l in ["impl Proxy {", "fn parse() {", "def login(client):", "func Token() {", "class Token:"] {
+        for l in [
+            "impl Proxy {",
+            "fn parse() {",
+            "def login(client):",
+            "func Token() {",
+            "class Token:",
+            "class Testimonial(models.Model):",
+            "mod tests_util {",
+        ] {
             assert!(!opens_test(l), "{l}");
         }
         assert!(declares_test("text/x-go; test") && declares_test("text/x-source;charset=utf-8; TEST"));

@@ -110,6 +110,40 @@ pub(super) fn tokenizes_like_words(value: &str) -> bool {
     value.len() as f64 / tokens as f64 >= WORDLIKE_BYTES_PER_TOKEN
 }
 
+/// Whether a value found in a test's code or data is a fixture written to
+/// be read: shorter than [`WORDLIKE_MIN_LEN`] (`in`) or tokenizing like
+/// words (`opensesame`). Random values of any format are neither.
+/// A value from a URL is judged as written before it was percent-encoded
+/// (`open%20sesame` is `open sesame`).
+pub(super) fn reads_as_fixture(value: &str) -> bool {
+    let decoded = percent_decoded(value);
+    let value = decoded.as_deref().unwrap_or(value);
+    value.len() < WORDLIKE_MIN_LEN || tokenizes_like_words(value)
+}
+
+/// `value` with its `%XX` escapes decoded, when it has any and the result
+/// is UTF-8.
+fn percent_decoded(value: &str) -> Option<String> {
+    let b = value.as_bytes();
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(b.len());
+    let (mut i, mut any) = (0, false);
+    while i < b.len() {
+        match (b[i], b.get(i + 1).copied().and_then(hex), b.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(h), Some(l)) => {
+                out.push(h << 4 | l);
+                any = true;
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    any.then(|| String::from_utf8(out).ok()).flatten()
+}
+
 /// A lower bound on the o200k tokens of ASCII `b` (0 for other text),
 /// from its pre-tokenizer alone: a piece never joins letters and digits,
 /// a digit piece holds at most three digits, and a lower-case letter
@@ -254,6 +288,27 @@ mod tests {
         }
         for v in &values {
             assert!(o200k_pieces_at_least(v.as_bytes()) <= tok.count(v), "{v}");
+        }
+    }
+
+    #[test]
+    fn fixtures_read_as_words_and_credentials_do_not() {
+        for v in ["in", "pass", "opensesame", "open%20sesame", "hunter2hunter2", "letmein", "secret_token_value"] {
+            assert!(reads_as_fixture(v), "{v}");
+        }
+        for v in ["Summer2024!", "S3cr3t-pa55", "P@ssw0rd123", "q8vR2mK7tL", "q8vR%2FmK7tL"] {
+            assert!(!reads_as_fixture(v), "{v}");
+        }
+        // Random values of the formats the review named: letters only
+        // (`hf_`), AWS key ids, hex keys. None reads as a fixture.
+        let mut seed = 0x5DEE_CE66_D1CE_4E5Bu64;
+        for _ in 0..300 {
+            let hf = format!("hf_{}", draw(&mut seed, b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", 34));
+            let aws = format!("AKIA{}", draw(&mut seed, b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16));
+            let hex = draw(&mut seed, b"0123456789abcdef", 32);
+            for v in [hf, aws, hex] {
+                assert!(!reads_as_fixture(&v), "a random credential read as a fixture");
+            }
         }
     }
 }

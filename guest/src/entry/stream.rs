@@ -253,7 +253,7 @@ mod tests {
         };
         let (whole, judged) = run(src.len(), true);
         assert_eq!(judged.as_deref(), Some("text/x-source; test"));
-        // The fixture is left; a provider's token and a secret-shaped password are not.
+        // The fixture is left; a provider's token and a random password are not.
         assert_eq!(whole.matches("letme:in@").count(), 1200);
         assert!(whole.contains("[REDACTED:tok]") && whole.contains("app:[REDACTED:url-pw]@db"));
         for chunk in [1000, 16 * 1024 + 3, 50_000] {

@@ -106,8 +106,8 @@ pub(crate) struct Mode {
     /// want secret-shaped values there (the rule set's `generic` values).
     pub code: bool,
     /// A test's code or data (with `lenient`): generic rules are off, and
-    /// any rule's value must be secret-shaped (a fixture such as
-    /// `http://letme:in@yo.local` is left).
+    /// a value that reads as words or is under 6 bytes is a fixture,
+    /// whatever rule finds it (`http://letme:in@yo.local` is left).
     pub test: bool,
     /// Text that may interleave named files (grep hits, diffs, listings,
     /// diagnostics, tracebacks): each region is judged as the file it

@@ -74,8 +74,8 @@ impl<'p> Pass<'p> {
     }
 
     /// The same pass over a test's code (`test`): generic rules are off,
-    /// as in lenient mode, and a value that is not secret-shaped is a
-    /// fixture (they are written there on purpose).
+    /// as in lenient mode, and a value that reads as words is a fixture
+    /// (they are written there on purpose).
     pub(crate) fn over_tests(self, test: bool) -> Self {
         Self { mode: Mode { lenient: self.mode.lenient || test, test: self.mode.test || test, ..self.mode }, ..self }
     }

@@ -14,19 +14,6 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child =
-        bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
-}
-
 fn stdout_json(o: &Output) -> serde_json::Value {
     assert!(o.status.success(), "exit {:?}: {}", o.status, String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is one JSON message");
@@ -118,12 +105,12 @@ fn file_and_stdin_agree_and_mcp_output_is_valid() {
     let f = dir.join("in.txt");
     std::fs::write(&f, input).unwrap();
     let a = bin().args(["sanitize", f.to_str().unwrap(), "--tool", "cat"]).output().unwrap();
-    let b = run_with_stdin(&["sanitize", "-", "--tool", "cat"], input);
+    let b = common::cli_with_stdin(&["sanitize", "-", "--tool", "cat"], input);
     assert_eq!(a.stdout, b.stdout);
     let v = stdout_json(&a);
     common::assert_mcp_valid(&v);
     assert!(!String::from_utf8_lossy(&a.stdout).contains("Xk9mQ2vLp7zz"));
-    let mcp = run_with_stdin(
+    let mcp = common::cli_with_stdin(
         &["sanitize", "--input", "mcp"],
         std::fs::read(root().join("examples/mcp-result.json")).unwrap().as_slice(),
     );
@@ -137,14 +124,14 @@ fn sanitize_reads_stdin_as_head_and_tail_and_stops_at_the_drain_limit() {
     // 16 MiB on stdin, one line: the CLI keeps the cap's head and tail and
     // drains the rest, so the whole size is known and nothing was cut short.
     let big = vec![b'a'; 16 << 20];
-    let o = run_with_stdin(&["sanitize", "--max-bytes", "4096"], &big);
+    let o = common::cli_with_stdin(&["sanitize", "--max-bytes", "4096"], &big);
     let v = stdout_json(&o);
     let r = &v["_meta"]["result-sanitizer/record"];
     assert_eq!(r["input_bytes"], 4096);
     assert_eq!((r["original_bytes"].as_u64(), r["byte_cap_hit"].as_bool()), (Some(16 << 20), Some(false)));
     assert_eq!(r["omitted"][0]["end_byte"].as_u64().unwrap(), (16 << 20) - 1024, "the tail is the last quarter");
     // With a drain limit, reading stops there, and the marker says so.
-    let o = run_with_stdin(&["sanitize", "--max-bytes", "4096", "--drain-limit", "1000000"], &big);
+    let o = common::cli_with_stdin(&["sanitize", "--max-bytes", "4096", "--drain-limit", "1000000"], &big);
     let v = stdout_json(&o);
     let text = v["content"][0]["text"].as_str().unwrap();
     assert!(
@@ -185,10 +172,11 @@ fn redact_is_byte_identical_where_nothing_matched() {
             input.extend_from_slice(b"\xff\xfe raw bytes\n");
         }
     }
-    let o = run_with_stdin(&["redact"], &input);
+    let o = common::cli_with_stdin(&["redact"], &input);
     assert!(o.status.success());
     assert!(o.stdout == input, "redact changed bytes that matched no rule");
-    let o = run_with_stdin(&["redact"], b"a\nexport GITHUB_TOKEN=ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M\nb\n");
+    let o =
+        common::cli_with_stdin(&["redact"], b"a\nexport GITHUB_TOKEN=ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M\nb\n");
     assert_eq!(String::from_utf8_lossy(&o.stdout), "a\nexport GITHUB_TOKEN=[REDACTED:github-token]\nb\n");
 }
 
@@ -262,10 +250,10 @@ fn pack_build_reports_file_and_line() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["name"], "acme");
     assert_eq!(v["rule_ids"][0], "acme-token");
-    let o = run_with_stdin(&["sanitize", "--pack", pack.to_str().unwrap()], b"x");
+    let o = common::cli_with_stdin(&["sanitize", "--pack", pack.to_str().unwrap()], b"x");
     assert!(!o.status.success(), "an unsigned pack needs --allow-unsigned");
     assert!(String::from_utf8_lossy(&o.stderr).contains("unsigned"));
-    let o = run_with_stdin(
+    let o = common::cli_with_stdin(
         &["sanitize", "--pack", pack.to_str().unwrap(), "--allow-unsigned"],
         b"x acme_0123456789abcdef0123456789abcdef y",
     );
@@ -375,7 +363,7 @@ fn run_stops_a_command_at_its_timeout() {
 /// the output went on.
 #[test]
 fn a_drain_limit_below_the_cap_still_says_the_output_went_on() {
-    let o = run_with_stdin(&["sanitize", "--drain-limit", "1000"], &b"0123456789\n".repeat(1000));
+    let o = common::cli_with_stdin(&["sanitize", "--drain-limit", "1000"], &b"0123456789\n".repeat(1000));
     let v = stdout_json(&o);
     let text = v["content"][0]["text"].as_str().unwrap();
     assert!(

@@ -7,7 +7,6 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use result_sanitizer::api::OutputFormat;
 use result_sanitizer::pack_build::{self, RulesFile};
@@ -159,16 +158,7 @@ fn the_cli_signs_a_grant_and_serves_a_platform_pack() {
     std::fs::create_dir_all(&dir).unwrap();
     let p = |f: &str| dir.join(f).display().to_string();
     let run = |args: &[&str], stdin: &str| -> String {
-        use std::io::Write;
-        let mut c = Command::new(env!("CARGO_BIN_EXE_result-sanitizer"))
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        c.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-        let o = c.wait_with_output().unwrap();
+        let o = common::cli_with_stdin(args, stdin.as_bytes());
         assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8_lossy(&o.stdout).into_owned()
     };

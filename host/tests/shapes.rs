@@ -6,6 +6,8 @@
 //! CLI's `run`, as an agent's shell tool sends them. The planted values
 //! are drawn at run time.
 
+mod common;
+
 use std::process::Command;
 
 fn bin() -> Command {
@@ -226,24 +228,15 @@ fn word_like_fixtures_in_rust_test_modules_are_left_and_random_passwords_are_not
     // `redact --sniff` judges a whole file piped without a name as `run` does.
     let plain: String = src.iter().map(|l| format!("{l}\n")).collect::<String>().repeat(40);
     let redact = |args: &[&str]| -> String {
-        use std::io::Write;
-        let mut c = bin()
-            .arg("redact")
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        c.stdin.take().unwrap().write_all(plain.as_bytes()).unwrap();
-        let o = c.wait_with_output().unwrap();
+        let o = common::cli_with_stdin(args, plain.as_bytes());
         assert!(o.status.success());
         String::from_utf8(o.stdout).unwrap()
     };
-    let sniffed = redact(&["--sniff"]);
+    let sniffed = redact(&["redact", "--sniff"]);
     assert_eq!(sniffed.matches("letme:in@").count(), 40);
     assert!(!sniffed.contains(&random) && !sniffed.contains("Summer2024!"), "a password that is not words is redacted");
     // Without --sniff a stream of unknown type is plain text.
-    assert!(!redact(&[]).contains("letme:in@"));
+    assert!(!redact(&["redact"]).contains("letme:in@"));
 }
 
 #[test]

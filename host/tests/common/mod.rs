@@ -97,3 +97,26 @@ pub fn assert_record_valid(record: &serde_json::Value) {
     let errors: Vec<String> = record_validator().iter_errors(record).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "record schema violations: {errors:?}");
 }
+
+/// Runs the CLI with `args` and `stdin` as its input, written from a
+/// thread so that an input larger than a pipe's buffer cannot deadlock
+/// against the output.
+pub fn cli_with_stdin(args: &[&str], stdin: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_result-sanitizer"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}

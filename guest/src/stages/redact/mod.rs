@@ -132,6 +132,14 @@ pub(crate) struct Mode {
     pub json: bool,
 }
 
+impl Mode {
+    /// This mode over a test's code or data too (`test`): generic rules
+    /// off, as in lenient mode, and word-like values left as fixtures.
+    pub(crate) fn over_tests(self, test: bool) -> Self {
+        Self { lenient: self.lenient || test, test: self.test || test, ..self }
+    }
+}
+
 /// Inline marker that keeps a line from being redacted, as gitleaks'
 /// `gitleaks:allow`.
 pub(crate) const ALLOW_MARKER: &str = "result-sanitizer:allow";

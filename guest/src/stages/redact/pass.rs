@@ -77,7 +77,7 @@ impl<'p> Pass<'p> {
     /// as in lenient mode, and a value that reads as words is a fixture
     /// (they are written there on purpose).
     pub(crate) fn over_tests(self, test: bool) -> Self {
-        Self { mode: Mode { lenient: self.mode.lenient || test, test: self.mode.test || test, ..self.mode }, ..self }
+        Self { mode: self.mode.over_tests(test), ..self }
     }
 
     /// The same pass judging regions that name their file as that file

@@ -97,8 +97,7 @@ impl Ruleset {
                 use crate::support::regions::RegionClass;
                 let test = class == RegionClass::Test;
                 let code = test || class == RegionClass::Code;
-                let inner =
-                    Mode { regions: false, code, lenient: mode.lenient || test, test: mode.test || test, ..mode };
+                let inner = Mode { regions: false, code, ..mode }.over_tests(test);
                 let (spans, _) = self.scan_any(&view, &[], inner, None);
                 let mut mapped: Vec<Span> =
                     spans.into_iter().map(|s| Span { start: back[s.start], end: back[s.end], rule: s.rule }).collect();

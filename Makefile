@@ -69,7 +69,7 @@ $(JS_DIST): $(JS_DEPS) hosts/js/scripts/build.mjs hosts/js/src/transpile.js \
 	cd hosts/js && node scripts/build.mjs
 	touch $@
 
-# The MCP proxy's tests (host/tests/mcp_proxy.rs) run real clients and
+# The MCP proxy's tests (cli/tests/mcp_proxy.rs) run real clients and
 # servers: the TypeScript SDK, server-everything, server-filesystem and the
 # Inspector from tests/mcp/package-lock.json, and the Python SDK (PyPI
 # `mcp`, pinned in tests/mcp/requirements.txt) in a venv under target/.

@@ -10,9 +10,9 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use result_sanitizer::api::Encoding;
-use result_sanitizer::pack_build::RulesFile;
-use result_sanitizer::{default_options, engine, io, Limits, Sanitizer};
+use result_sanitizer_host::api::Encoding;
+use result_sanitizer_host::{default_options, engine, io, Limits, Sanitizer};
+use result_sanitizer_pack_build::RulesFile;
 use result_sanitizer_pipeline::pack_api::PackInfo;
 use result_sanitizer_pipeline::{CompiledPack, StaticRules};
 
@@ -98,7 +98,7 @@ fn main() {
     println!("{:<58} {:>26}   {:<22}", "measure", "value", "target");
 
     // 4a. pipeline compile, once per host.
-    let wasm = result_sanitizer::embedded::artifacts().expect("make build").pipeline_wasm;
+    let wasm = result_sanitizer_host::artifacts().expect("make build").pipeline_wasm;
     let t = Instant::now();
     let engine = engine::new_engine().unwrap();
     let _c = wasmtime::component::Component::new(&engine, wasm).unwrap();
@@ -124,7 +124,7 @@ fn main() {
     // instance yet, so its first call instantiates the pipeline.
     // The packs are loaded (compiled) before timing: only instantiation
     // and the first call are measured.
-    let pack_bytes = result_sanitizer::embedded::artifacts().unwrap().pack_wasm;
+    let pack_bytes = result_sanitizer_host::artifacts().unwrap().pack_wasm;
     let fresh_packs: Vec<_> = (0..reps).map(|_| s.load_pack_unverified(pack_bytes).unwrap()).collect();
     let mut next = fresh_packs.iter();
     let fresh = time_n(reps, || {
@@ -146,7 +146,7 @@ fn main() {
     let rf =
         RulesFile::parse("t.toml", "[pack]\nname='t'\nversion='1'\ntenant='t'\n").unwrap().over_defaults().unwrap();
     let id = rf.identity(None, None, None).unwrap();
-    let pack_wasm = result_sanitizer::pack_build::build(&rf, &id).unwrap();
+    let pack_wasm = result_sanitizer_pack_build::build(&rf, &id).unwrap();
     let tenant = time_n(reps, || {
         let p = s.load_pack_unverified(&pack_wasm).unwrap();
         s.sanitize_with(&p, b"hello AKIAQ3EGRTZ7MBXK4WNP", &o).unwrap();

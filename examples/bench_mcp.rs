@@ -30,8 +30,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use result_sanitizer::api::{InputKind, OutputSource};
-use result_sanitizer::{default_options, Limits, Sanitizer};
+use result_sanitizer_host::api::{InputKind, OutputSource};
+use result_sanitizer_host::{default_options, Limits, Sanitizer};
 use serde_json::{json, Value};
 
 #[path = "bench_inputs.rs"]

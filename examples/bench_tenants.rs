@@ -13,10 +13,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use result_sanitizer::pack_build::{self, RulesFile};
-use result_sanitizer::registry::{Registry, RegistryConfig};
-use result_sanitizer::signing::{self, SecretKey, TrustPolicy};
-use result_sanitizer::{default_options, Limits, Sanitizer};
+use result_sanitizer_host::registry::{Registry, RegistryConfig};
+use result_sanitizer_host::signing::{self, SecretKey, TrustPolicy};
+use result_sanitizer_host::{default_options, Limits, Sanitizer};
+use result_sanitizer_pack_build::{self as pack_build, RulesFile};
 
 fn proc_mib(file: &str, key: &str) -> f64 {
     let status = std::fs::read_to_string(file).unwrap_or_default();

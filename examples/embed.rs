@@ -1,10 +1,10 @@
 //! Embedding the host library: one `Sanitizer` for the process, one call
 //! per tool result. Run with `cargo run --release --example embed`.
 
-use result_sanitizer::api::OutputFormat;
-use result_sanitizer::{default_options, Limits, Sanitizer};
+use result_sanitizer_host::api::OutputFormat;
+use result_sanitizer_host::{default_options, Limits, Sanitizer};
 
-fn main() -> Result<(), result_sanitizer::Error> {
+fn main() -> Result<(), result_sanitizer_host::Error> {
     // Loads the embedded pipeline and default pack (precompiled at build time).
     let sanitizer = Sanitizer::new(Limits::default())?;
 

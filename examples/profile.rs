@@ -24,8 +24,8 @@
 
 use std::time::Instant;
 
-use result_sanitizer::pack_build::RulesFile;
-use result_sanitizer::{default_options, Limits, Sanitizer};
+use result_sanitizer_host::{default_options, Limits, Sanitizer};
+use result_sanitizer_pack_build::RulesFile;
 use result_sanitizer_pipeline::pack_api::PackInfo;
 use result_sanitizer_pipeline::{CompiledPack, StaticRules};
 
@@ -67,7 +67,7 @@ fn main() {
         }
         "fresh" => {
             let s = Sanitizer::new(Limits::default()).expect("sanitizer");
-            let bytes = result_sanitizer::embedded::artifacts().expect("make build").pack_wasm;
+            let bytes = result_sanitizer_host::artifacts().expect("make build").pack_wasm;
             let packs: Vec<_> = (0..n).map(|_| s.load_pack_unverified(bytes).expect("pack")).collect();
             let input = service_log(16 << 10);
             let mut o = default_options();
@@ -114,7 +114,7 @@ fn main() {
                 t
             } else {
                 let s = Sanitizer::new(Limits::default()).expect("sanitizer");
-                let o = result_sanitizer::options_from_json(&serde_json::to_value(&o).expect("options serialize"))
+                let o = result_sanitizer_host::options_from_json(&serde_json::to_value(&o).expect("options serialize"))
                     .expect("options convert");
                 s.sanitize(&input, &o).expect("sanitize");
                 let t = Instant::now();

@@ -10,11 +10,11 @@
 
 use std::time::Duration;
 
-use result_sanitizer::api::{RoundInput, RoundOptions, Slice, SliceUnit};
-use result_sanitizer::recall::{OutputStore, StoreConfig};
-use result_sanitizer::{default_options, Limits, Sanitizer};
+use result_sanitizer_host::api::{RoundInput, RoundOptions, Slice, SliceUnit};
+use result_sanitizer_host::recall::{OutputStore, StoreConfig};
+use result_sanitizer_host::{default_options, Limits, Sanitizer};
 
-fn main() -> Result<(), result_sanitizer::Error> {
+fn main() -> Result<(), result_sanitizer_host::Error> {
     let s = Sanitizer::new(Limits::default())?;
     let pack = s.default_pack();
 
@@ -31,7 +31,7 @@ fn main() -> Result<(), result_sanitizer::Error> {
     let inputs = vec![call("grep", &grep, 1), call("build", &build, 1), call("test", &tests, 3)];
     let results = s.sanitize_round(pack, &inputs, &RoundOptions { round_tokens: 3000, min_tokens: 500 })?;
     for (input, r) in inputs.iter().zip(&results) {
-        let r = r.as_ref().map_err(|e| result_sanitizer::Error::InvalidOutput(e.to_string()))?;
+        let r = r.as_ref().map_err(|e| result_sanitizer_host::Error::InvalidOutput(e.to_string()))?;
         let share = r.record.round.expect("every round result states its share");
         println!(
             "{:>5}: granted {:>4} of the round's {} tokens (needed {:>5}, priority {}), used {:?}",

@@ -16,8 +16,8 @@
 use std::path::PathBuf;
 
 use base64::Engine;
-use result_sanitizer::io::{read_head_tail, DEFAULT_DRAIN_LIMIT};
-use result_sanitizer::{Limits, Sanitizer};
+use result_sanitizer_host::io::{read_head_tail, DEFAULT_DRAIN_LIMIT};
+use result_sanitizer_host::{Limits, Sanitizer};
 use serde_json::{json, Map, Value};
 
 /// A case: name, the stage or feature it covers, input, CLI flags.
@@ -198,7 +198,7 @@ fn put_bytes(m: &mut Map<String, Value>, key: &str, bytes: &[u8]) {
 /// `read-bytes`), with the options the flags mean.
 fn request(s: &Sanitizer, stdin: &[u8], flags: &[&str]) -> (String, bool) {
     let mut opts = options(flags);
-    let parsed = result_sanitizer::options_from_json(&opts).unwrap();
+    let parsed = result_sanitizer_host::options_from_json(&opts).unwrap();
     let budget = s.effective_budget(s.default_pack(), &parsed).ok();
     let input = match budget.filter(|b| b.head_bytes > 0) {
         Some(b) => {
@@ -221,9 +221,9 @@ fn request(s: &Sanitizer, stdin: &[u8], flags: &[&str]) -> (String, bool) {
 /// Bytes the `sanitize` command reads for these flags (the CLI contract:
 /// its input cap + 1).
 fn read_cap(s: &Sanitizer, flags: &[&str]) -> usize {
-    let o = result_sanitizer::options_from_json(&options(flags)).unwrap();
+    let o = result_sanitizer_host::options_from_json(&options(flags)).unwrap();
     // Bad options: the CLI fails before reading; any prefix will do.
-    result_sanitizer::io::input_cap(s, s.default_pack(), &o).map_or(usize::MAX, |c| c.saturating_add(1) as usize)
+    result_sanitizer_host::io::input_cap(s, s.default_pack(), &o).map_or(usize::MAX, |c| c.saturating_add(1) as usize)
 }
 
 fn main() {

@@ -53,7 +53,7 @@ from collections import defaultdict
 # the engine and its I/O, then plain data and glue.
 LAYERS = {
     "guest": "entry|pipeline|stages|strategies|markup|record,pack,options|support",
-    "host": "mcp|registry,recall,report,pack_build|engine,io|limits,error,metrics,abi,wit,embedded,componentize,naming",
+    "host": "registry,recall|engine,io|report,limits,error,metrics,wit,embedded,componentize,naming",
 }
 
 KEYWORDS = {"crate", "super", "self"}

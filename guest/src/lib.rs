@@ -47,7 +47,7 @@ wit_bindgen::generate!({
         "result-sanitizer:core/result-sanitizer@0.1.0/sanitize-error": [#[serde(rename_all = "snake_case")]],
         "result-sanitizer:core/rule-pack@0.1.0/rule-kind": [#[serde(rename_all = "snake_case")]],
         // A rules file's `[[rules]]` and `[[budgets]]` entries deserialize
-        // into these types directly (host/src/pack_build.rs): the WIT is the
+        // into these types directly (pack-build/src/lib.rs): the WIT is the
         // one list of their fields, and a misspelt key is refused.
         "result-sanitizer:core/rule-pack@0.1.0/rule": [#[serde(deny_unknown_fields)]],
         "result-sanitizer:core/rule-pack@0.1.0/budget-override": [#[serde(deny_unknown_fields)]],

@@ -59,7 +59,7 @@ pub enum Error {
     Refused(#[from] crate::signing::Refusal),
     /// A recall was refused (unknown, expired, evicted, other tenant).
     #[error("recall refused: {0}")]
-    Recall(#[from] crate::recall::RecallError),
+    Recall(#[from] RecallError),
     /// Reading input or running a command failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
@@ -67,3 +67,23 @@ pub enum Error {
 
 /// Result alias.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why a recall was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecallError {
+    /// No output was ever kept under this id.
+    #[error("no output is kept under this call id")]
+    Unknown,
+    /// The output was kept but its time to live has passed.
+    #[error("the output of this call has expired")]
+    Expired,
+    /// The output was dropped to make room for newer ones.
+    #[error("the output of this call was evicted to make room")]
+    Evicted,
+    /// The id belongs to another tenant.
+    #[error("this call id belongs to another tenant")]
+    OtherTenant,
+    /// The id is already in use by a kept output.
+    #[error("an output is already kept under this call id")]
+    Duplicate,
+}

@@ -37,7 +37,7 @@ pub fn read_capped(r: impl Read, cap: u64) -> Result<Capped> {
 
 /// Bytes of the middle sent per `drain` step (as for `redact`, each step
 /// rescans the pipeline's 64 KiB overlap).
-pub const DRAIN_CHUNK: usize = 1 << 20;
+pub(crate) const DRAIN_CHUNK: usize = 1 << 20;
 
 /// Default for how much of an output is read before reading stops: a
 /// producer that never ends (`yes`) is stopped there.
@@ -131,7 +131,7 @@ pub fn read_head_tail(
 }
 
 /// A gap after a head of `start` bytes, nothing drained yet.
-pub fn empty_gap(start: u64) -> Gap {
+pub(crate) fn empty_gap(start: u64) -> Gap {
     Gap {
         start_byte: start,
         bytes: 0,

@@ -12,30 +12,28 @@
 //! ([`io`]), limits, verification and rendering glue.
 //!
 //! ```no_run
-//! use result_sanitizer::{Limits, Sanitizer, default_options};
+//! use result_sanitizer_host::{Limits, Sanitizer, default_options};
 //! let s = Sanitizer::new(Limits::default())?;
 //! let mut opts = default_options();
 //! opts.tool = "shell".into();
 //! let out = s.sanitize(b"AWS_SECRET_ACCESS_KEY=...", &opts)?;
 //! println!("{}", out.message);
-//! # Ok::<(), result_sanitizer::Error>(())
+//! # Ok::<(), result_sanitizer_host::Error>(())
 //! ```
 //!
-//! Building packs from rules files ([`pack_build`]) and components from
-//! core modules ([`componentize`]) also lives here, so that the CLI needs
-//! no Rust toolchain.
+//! Packs built as core modules are made components here
+//! ([`componentize`]); building packs from rules files is the
+//! `result-sanitizer-pack-build` crate, the MCP proxy is
+//! `result-sanitizer-mcp`, and the command is `result-sanitizer-cli`.
 
-pub mod abi;
-pub mod componentize;
-pub mod embedded;
+mod componentize;
+mod embedded;
 pub mod engine;
-pub mod error;
+mod error;
 pub mod io;
-pub mod limits;
-pub mod mcp;
-pub mod metrics;
+mod limits;
+mod metrics;
 mod naming;
-pub mod pack_build;
 pub mod recall;
 pub mod registry;
 pub mod report;
@@ -46,7 +44,7 @@ pub mod wit;
 pub use pack_format::{digest, manifest, signing};
 
 /// Bindings generated from `wit/` (the single source of the types).
-pub mod bindings {
+pub(crate) mod bindings {
     /// The pipeline world.
     pub mod pipeline {
         wasmtime::component::bindgen!({
@@ -65,9 +63,12 @@ pub mod bindings {
 }
 
 pub use bindings::pipeline::exports::result_sanitizer::core::result_sanitizer as api;
+pub use componentize::componentize;
+pub use embedded::{artifacts, Artifacts};
 pub use engine::{LoadedPack, PipelineSource, Sanitizer};
-pub use error::{Error, Guest};
+pub use error::{Error, Guest, Result};
 pub use limits::Limits;
+pub use metrics::{Metrics, MetricsSnapshot};
 
 /// Options with every field at its default: the pipeline crate's own
 /// defaults (see [`options_from_json`]).

@@ -43,7 +43,7 @@ pub struct MetricsSnapshot {
 
 impl Metrics {
     /// Counts one result and emits its event.
-    pub fn result(&self, pack: &str, out: &api::Sanitized) {
+    pub(crate) fn result(&self, pack: &str, out: &api::Sanitized) {
         let r = &out.record;
         self.results.fetch_add(1, Relaxed);
         if r.truncated {
@@ -70,13 +70,13 @@ impl Metrics {
     }
 
     /// Counts a failed call and emits its event (errors quote no input).
-    pub fn error(&self, e: &crate::Error) {
+    pub(crate) fn error(&self, e: &crate::Error) {
         self.errors.fetch_add(1, Relaxed);
         tracing::warn!(target: "result_sanitizer", error = %e, "sanitize failed");
     }
 
     /// Counts a recall.
-    pub fn recall(&self, after_truncation: bool) {
+    pub(crate) fn recall(&self, after_truncation: bool) {
         self.recalls.fetch_add(1, Relaxed);
         if after_truncation {
             self.recalls_after_truncation.fetch_add(1, Relaxed);

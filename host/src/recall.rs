@@ -21,6 +21,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::api;
+use crate::engine::{LoadedPack, Sanitizer};
+use crate::error::{Error, Result};
+use crate::io::read_head_tail;
+
 /// How a store keeps outputs.
 #[derive(Clone, Debug)]
 pub struct StoreConfig {
@@ -40,25 +45,7 @@ impl Default for StoreConfig {
     }
 }
 
-/// Why a recall was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RecallError {
-    /// No output was ever kept under this id.
-    #[error("no output is kept under this call id")]
-    Unknown,
-    /// The output was kept but its time to live has passed.
-    #[error("the output of this call has expired")]
-    Expired,
-    /// The output was dropped to make room for newer ones.
-    #[error("the output of this call was evicted to make room")]
-    Evicted,
-    /// The id belongs to another tenant.
-    #[error("this call id belongs to another tenant")]
-    OtherTenant,
-    /// The id is already in use by a kept output.
-    #[error("an output is already kept under this call id")]
-    Duplicate,
-}
+pub use crate::error::RecallError;
 
 enum Data {
     Memory(Arc<Vec<u8>>),
@@ -215,4 +202,61 @@ impl OutputStore {
 
 fn file_name(call_id: &str) -> String {
     crate::digest::sha256_hex(call_id.as_bytes())
+}
+
+/// Keeping outputs and reading them back: the `Sanitizer`'s calls that
+/// use a store (here, above the engine, so the engine knows no store).
+impl Sanitizer {
+    /// Sanitizes a result and keeps the full output in `store` for
+    /// `tenant` under `opts.call_id`, so that its markers offer `recall`.
+    pub fn sanitize_kept(
+        &self,
+        pack: &LoadedPack,
+        store: &OutputStore,
+        tenant: &str,
+        input: &[u8],
+        opts: &api::Options,
+    ) -> Result<api::Sanitized> {
+        if opts.call_id.is_empty() {
+            return Err(Error::InvalidOptions("keeping an output for recall needs a call id".into()));
+        }
+        let kept = store.put(tenant, &opts.call_id, input)?;
+        let mut o = opts.clone();
+        o.recall_bytes = (kept > 0).then_some(kept);
+        // A long output is read as any other (head + tail, the middle
+        // drained), so its end shows; what it omits is recallable.
+        let b = self.effective_budget(pack, &o)?;
+        let read;
+        let input = if b.head_bytes > 0 && o.gap.is_none() && input.len() as u64 > b.head_bytes + b.tail_bytes {
+            read = read_head_tail(self, pack, input, b.head_bytes, b.tail_bytes, u64::MAX)?;
+            o.gap = read.gap.clone();
+            &read.bytes[..]
+        } else {
+            input
+        };
+        let out = self.sanitize_with(pack, input, &o)?;
+        store.set_truncated(&opts.call_id, out.record.truncated);
+        Ok(out)
+    }
+
+    /// Reads part of a kept output back, through the same pipeline
+    /// (redacted, budgeted), with positions of the whole output. Unknown,
+    /// expired, evicted and other tenants' ids are refused explicitly.
+    pub fn recall(
+        &self,
+        pack: &LoadedPack,
+        store: &OutputStore,
+        tenant: &str,
+        call_id: &str,
+        slice: api::Slice,
+        opts: &api::Options,
+    ) -> Result<api::Sanitized> {
+        let kept = store.get(tenant, call_id)?;
+        let mut o = opts.clone();
+        o.call_id = call_id.into();
+        o.slice = Some(slice);
+        o.recall_bytes = Some(kept.bytes.len() as u64);
+        self.count_recall(kept.truncated);
+        self.sanitize_with(pack, &kept.bytes, &o)
+    }
 }

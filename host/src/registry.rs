@@ -27,7 +27,7 @@ use lru::LruCache;
 
 use crate::api;
 use crate::engine::{LoadedPack, Sanitizer};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::manifest::Manifest;
 use crate::signing::TrustPolicy;
 
@@ -111,44 +111,4 @@ impl Registry {
     fn cache(&self) -> Option<&Path> {
         self.config.cache_dir.as_deref()
     }
-}
-
-/// Reads a compiled pack from `cache` or compiles and stores it.
-pub(crate) fn compile_cached(
-    engine: &wasmtime::Engine,
-    wasm: &[u8],
-    sha256: &str,
-    cache: Option<&Path>,
-) -> std::result::Result<wasmtime::component::Component, Error> {
-    use wasmtime::component::Component;
-    let load = |e: wasmtime::Error| Error::Load { what: "rule pack".into(), reason: format!("{e:#}") };
-    let Some(dir) = cache else { return Component::new(engine, wasm).map_err(load) };
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    engine.precompile_compatibility_hash().hash(&mut h);
-    let dir = dir.join(format!("wasmtime-{}-{:016x}", env!("CARGO_PKG_VERSION"), h.finish()));
-    let file = dir.join(format!("{sha256}.cwasm"));
-    if file.is_file() {
-        // SAFETY: files in the cache directory are written only by this
-        // host (below), named by the sha256 of a wasm that just passed
-        // verification, and the directory is private to the host user.
-        if let Ok(c) = unsafe { Component::deserialize_file(engine, &file) } {
-            return Ok(c);
-        }
-    }
-    let component = Component::new(engine, wasm).map_err(load)?;
-    if create_private_dir(&dir).is_ok() {
-        if let Ok(bytes) = component.serialize() {
-            let tmp = dir.join(format!(".{sha256}.{}.tmp", std::process::id()));
-            if std::fs::write(&tmp, bytes).is_ok() {
-                let _ = std::fs::rename(&tmp, &file);
-            }
-        }
-    }
-    Ok(component)
-}
-
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
 }

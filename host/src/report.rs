@@ -43,7 +43,7 @@ impl<'w> Report<'w> {
     /// Writes the spans of one step over `data`, of which `consumed` bytes
     /// were consumed; spans are in order and within them (checked by the
     /// host when the step returned).
-    pub fn step(&mut self, data: &[u8], consumed: usize, spans: &[RedactionSpan]) -> Result<()> {
+    pub(crate) fn step(&mut self, data: &[u8], consumed: usize, spans: &[RedactionSpan]) -> Result<()> {
         let mut pos = 0usize;
         for s in spans {
             let (start, end) = (s.start as usize, s.end as usize);

@@ -1,5 +1,5 @@
 // A real MCP client (the official TypeScript SDK) driven line by line:
-// host/tests/mcp_proxy.rs writes one JSON command per line on stdin and
+// cli/tests/mcp_proxy.rs writes one JSON command per line on stdin and
 // reads one JSON answer per line on stdout.
 //
 //   node driver.mjs '{"command": "...", "args": [...]}'   (stdio transport)

@@ -1,6 +1,6 @@
 """A real MCP client (the official Python SDK, PyPI `mcp`) driven line by line.
 
-The same protocol as driver.mjs: host/tests/mcp_proxy.rs writes one JSON
+The same protocol as driver.mjs: cli/tests/mcp_proxy.rs writes one JSON
 command per line on stdin and reads one JSON answer per line on stdout.
 
     python driver.py '{"command": "...", "args": [...]}'     (stdio)

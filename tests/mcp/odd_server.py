@@ -3,7 +3,7 @@ serde_json or the MCP schema do not take: a lone UTF-16 surrogate escape
 (JavaScript's JSON.stringify writes one for half an emoji), invalid UTF-8,
 nesting deeper than 128, trailing bytes, a `task` on a plain result, a result
 without `content`, a JSON-RPC error quoting a secret. Each tool's answer holds
-the secret in $ODD_SECRET. For host/tests/mcp_proxy.rs; standard library only.
+the secret in $ODD_SECRET. For cli/tests/mcp_proxy.rs; standard library only.
 
     python3 odd_server.py            (stdio)
     python3 odd_server.py --http P   (Streamable HTTP on 127.0.0.1:P, pretty-printed JSON bodies)
@@ -70,7 +70,7 @@ def stdio():
             continue
         msg = json.loads(line)
         if msg.get("method") == "odd/exit":
-            # The server ends in the middle of a request (host/tests'
+            # The server ends in the middle of a request (cli/tests'
             # session bound test).
             sys.exit(3)
         out = answer(msg)

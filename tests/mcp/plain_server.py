@@ -1,5 +1,5 @@
 """A plain MCP server (stdio, standard library only) that remembers what it
-was sent, for host/tests/mcp_proxy.rs:
+was sent, for cli/tests/mcp_proxy.rs:
 
 - tool `echo(text)`: answers `text`;
 - tool `seen()`: the tool calls it received so far, as JSON lines

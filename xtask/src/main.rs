@@ -39,7 +39,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use result_sanitizer::{componentize, engine, pack_build};
+use result_sanitizer_host::engine;
+use result_sanitizer_pack_build as pack_build;
 
 fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<()> {
     if std::fs::read(path).ok().as_deref() != Some(bytes) {
@@ -70,12 +71,12 @@ fn main() -> Result<()> {
     std::fs::create_dir_all(&out)?;
 
     let core = std::fs::read(&core_path).with_context(|| format!("reading {}", core_path.display()))?;
-    let pipeline = componentize::componentize(&core).context("componentizing the pipeline")?;
+    let pipeline = result_sanitizer_host::componentize(&core).context("componentizing the pipeline")?;
     write_if_changed(&out.join("pipeline.wasm"), &pipeline)?;
     // The Rust host embeds a pre-initialised pipeline: tokenizer tables
     // built at build time and snapshotted (see `wizen`).
     let t = std::time::Instant::now();
-    let warm = componentize::componentize(&wizen(&core)?).context("componentizing the warm pipeline")?;
+    let warm = result_sanitizer_host::componentize(&wizen(&core)?).context("componentizing the warm pipeline")?;
     write_if_changed(&out.join("pipeline-warm.wasm"), &warm)?;
     println!("pre-initialised the pipeline in {:.1?}", t.elapsed());
 
@@ -84,7 +85,7 @@ fn main() -> Result<()> {
     let verifier = std::fs::read(&verifier_path).with_context(|| format!("reading {}", verifier_path.display()))?;
     write_if_changed(
         &out.join("verifier.wasm"),
-        &componentize::componentize(&verifier).context("componentizing the verifier")?,
+        &result_sanitizer_host::componentize(&verifier).context("componentizing the verifier")?,
     )?;
 
     // The family files of rules/default/, joined as the host embeds them.
@@ -156,7 +157,7 @@ fn grow_forever() -> Vec<I<'static>> {
 /// The canonical-ABI layout of the `rule-pack` interface's types.
 fn layout() -> Result<serde_json::Value> {
     use wit_parser::{SizeAlign, Type, TypeDefKind};
-    let (resolve, pkg) = result_sanitizer::wit::resolve()?;
+    let (resolve, pkg) = result_sanitizer_host::wit::resolve()?;
     let mut sizes = SizeAlign::default();
     sizes.fill(&resolve);
     let iface = resolve.packages[pkg].interfaces["rule-pack"];
@@ -245,7 +246,7 @@ fn edge(root: &Path, pack: Option<PathBuf>) -> Result<()> {
 /// the same; the pipeline counts its rules once). Nothing may stay
 /// imported.
 fn compose_with_pack(dir: &Path, pipeline: &Path, pack: &Path) -> Result<Vec<u8>> {
-    use result_sanitizer::wit::{PLATFORM_INTERFACE, RULE_PACK_INTERFACE};
+    use result_sanitizer_host::wit::{PLATFORM_INTERFACE, RULE_PACK_INTERFACE};
     use wasm_compose::config::{Config, Dependency, Instantiation, InstantiationArg};
     let arg = || InstantiationArg { instance: "pack".into(), export: Some(RULE_PACK_INTERFACE.into()) };
     let root = Instantiation {
@@ -276,7 +277,7 @@ fn edge_http(root: &Path, core: &Path) -> Result<()> {
     let edge = out_dir.join("pipeline-warm-composed.wasm");
     write_if_changed(&edge, &pipeline)?;
     let adapter_core = std::fs::read(core).with_context(|| format!("reading {}", core.display()))?;
-    let adapter = componentize::componentize(&adapter_core).context("componentizing the HTTP adapter")?;
+    let adapter = result_sanitizer_host::componentize(&adapter_core).context("componentizing the HTTP adapter")?;
     let adapter_path = out_dir.join("http-adapter.wasm");
     write_if_changed(&adapter_path, &adapter)?;
     let config =

@@ -22,7 +22,7 @@ function vectors() {
     .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')));
 }
 
-/** The command's stdin for a vector (as host/tests/vectors.rs reads it). */
+/** The command's stdin for a vector (as cli/tests/vectors.rs reads it). */
 function stdinOf(v) {
   const req = JSON.parse(v.request);
   const src = v.stdin !== undefined || v.stdin_base64 !== undefined ? v : req;

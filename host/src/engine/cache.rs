@@ -1,4 +1,5 @@
-//! A disk copy of the embedded precompiled pipeline, and its pruning.
+//! Compiled code on disk: a copy of the embedded precompiled pipeline (and
+//! its pruning), and compiled rule packs.
 //!
 //! The pipeline artifact carries the tokenizer tables built at build time
 //! (~24 MB of memory image). Deserialized from bytes in the binary, that
@@ -6,8 +7,9 @@
 //! it instead, which saves most of a one-shot CLI call. So the embedded
 //! artifact is written once into the user's cache directory, under a name
 //! carrying its sha256, and loaded from there; anything going wrong on the
-//! way falls back to the embedded bytes. (Compiled *packs* have their own
-//! cache, keyed by engine, in `registry`.)
+//! way falls back to the embedded bytes. Compiled *packs* are kept in a
+//! host-owned directory, keyed by the pack's sha256 and the engine's
+//! compatibility hash ([`compile_cached`]).
 
 use std::path::{Path, PathBuf};
 
@@ -15,6 +17,7 @@ use wasmtime::component::Component;
 use wasmtime::Engine;
 
 use super::config::load_precompiled;
+use crate::error::Error;
 
 /// The embedded pipeline, deserialized from its copy in the user's cache
 /// directory when one can be kept there (mapped, not copied: see the module
@@ -76,4 +79,43 @@ fn prune_cache(base: &Path, keep: &Path) {
             let _ = std::fs::remove_file(&path);
         }
     }
+}
+
+/// Reads a compiled pack from `cache` or compiles and stores it.
+pub(super) fn compile_cached(
+    engine: &wasmtime::Engine,
+    wasm: &[u8],
+    sha256: &str,
+    cache: Option<&Path>,
+) -> std::result::Result<Component, Error> {
+    let load = |e: wasmtime::Error| Error::Load { what: "rule pack".into(), reason: format!("{e:#}") };
+    let Some(dir) = cache else { return Component::new(engine, wasm).map_err(load) };
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut h);
+    let dir = dir.join(format!("wasmtime-{}-{:016x}", env!("CARGO_PKG_VERSION"), h.finish()));
+    let file = dir.join(format!("{sha256}.cwasm"));
+    if file.is_file() {
+        // SAFETY: files in the cache directory are written only by this
+        // host (below), named by the sha256 of a wasm that just passed
+        // verification, and the directory is private to the host user.
+        if let Ok(c) = unsafe { Component::deserialize_file(engine, &file) } {
+            return Ok(c);
+        }
+    }
+    let component = Component::new(engine, wasm).map_err(load)?;
+    if create_private_dir(&dir).is_ok() {
+        if let Ok(bytes) = component.serialize() {
+            let tmp = dir.join(format!(".{sha256}.{}.tmp", std::process::id()));
+            if std::fs::write(&tmp, bytes).is_ok() {
+                let _ = std::fs::rename(&tmp, &file);
+            }
+        }
+    }
+    Ok(component)
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
 }

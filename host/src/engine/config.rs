@@ -12,7 +12,7 @@ use crate::limits::MAX_WASM_STACK;
 
 /// Engine configuration shared by the runtime and the build-time
 /// precompiler (precompiled artifacts must match it exactly).
-pub fn engine_config() -> Config {
+pub(crate) fn engine_config() -> Config {
     let mut c = Config::new();
     c.wasm_component_model(true);
     c.consume_fuel(true);

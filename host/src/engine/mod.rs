@@ -28,7 +28,7 @@
 //! | `store.rs` | store data, memory limiter, epoch ticker |
 //! | `pool.rs` | live instances, pooled per pack |
 //! | `packs.rs` | loading packs: size, manifest, signature, prepare |
-//! | `cache.rs` | disk copy of the embedded pipeline, pruning |
+//! | `cache.rs` | disk copy of the embedded pipeline, pruning; compiled packs on disk |
 //! | `forward.rs` | `rule-pack` imports forwarded to the pack, size checks on what it returns |
 //! | `classify.rs` | wasm errors as typed errors |
 //! | `validate.rs` | checks on everything the pipeline returns |
@@ -48,19 +48,22 @@ use std::sync::Arc;
 use wasmtime::component::{Component, Linker};
 use wasmtime::Engine;
 
-pub use config::{engine_config, new_engine};
+pub use config::new_engine;
 pub use forward::rule_set_bytes;
 pub use packs::LoadedPack;
-pub use store::Host;
-pub use validate::{validate, validate_with, Packs};
+pub(crate) use store::Host;
+use validate::validate_with;
+pub use validate::{validate, Packs};
 
 use crate::bindings::pipeline::exports::result_sanitizer::core::result_sanitizer as api;
+use crate::bindings::pipeline::Pipeline;
 use crate::digest::sha256_hex;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::metrics::{Metrics, MetricsSnapshot};
-use crate::recall::OutputStore;
+use crate::signing::TrustPolicy;
 use classify::{guest_error, load_err};
+use pool::Instances;
 
 /// Where the pipeline component comes from.
 pub enum PipelineSource<'a> {
@@ -154,11 +157,6 @@ impl Sanitizer {
         self.limits
     }
 
-    /// The engine (for precompiling and tests).
-    pub fn engine(&self) -> &Engine {
-        &self.engine
-    }
-
     /// The default pack.
     pub fn default_pack(&self) -> &Arc<LoadedPack> {
         &self.default_pack
@@ -246,57 +244,52 @@ impl Sanitizer {
         Ok(out)
     }
 
-    /// Sanitizes a result and keeps the full output in `store` for
-    /// `tenant` under `opts.call_id`, so that its markers offer `recall`.
-    pub fn sanitize_kept(
-        &self,
-        pack: &LoadedPack,
-        store: &OutputStore,
-        tenant: &str,
-        input: &[u8],
-        opts: &api::Options,
-    ) -> Result<api::Sanitized> {
-        if opts.call_id.is_empty() {
-            return Err(Error::InvalidOptions("keeping an output for recall needs a call id".into()));
-        }
-        let kept = store.put(tenant, &opts.call_id, input)?;
-        let mut o = opts.clone();
-        o.recall_bytes = (kept > 0).then_some(kept);
-        // A long output is read as any other (head + tail, the middle
-        // drained), so its end shows; what it omits is recallable.
-        let b = self.effective_budget(pack, &o)?;
-        let read;
-        let input = if b.head_bytes > 0 && o.gap.is_none() && input.len() as u64 > b.head_bytes + b.tail_bytes {
-            read = crate::io::read_head_tail(self, pack, input, b.head_bytes, b.tail_bytes, u64::MAX)?;
-            o.gap = read.gap.clone();
-            &read.bytes[..]
-        } else {
-            input
-        };
-        let out = self.sanitize_with(pack, input, &o)?;
-        store.set_truncated(&opts.call_id, out.record.truncated);
-        Ok(out)
+    /// Loads a pack component without any signature check (development and
+    /// the embedded pack). Its manifest and WIT version are still checked
+    /// before anything is compiled.
+    pub fn load_pack_unverified(&self, wasm: &[u8]) -> Result<LoadedPack> {
+        packs::load_unverified(&self.engine, wasm, &self.limits)
     }
 
-    /// Reads part of a kept output back, through the same pipeline
-    /// (redacted, budgeted), with positions of the whole output. Unknown,
-    /// expired, evicted and other tenants' ids are refused explicitly.
-    pub fn recall(
+    /// Verifies a pack for `tenant` under `policy` (before compiling
+    /// anything), then compiles it, through the on-disk cache when given.
+    pub fn load_pack(
+        &self,
+        wasm: &[u8],
+        policy: &TrustPolicy,
+        tenant: Option<&str>,
+        cache: Option<&std::path::Path>,
+    ) -> Result<LoadedPack> {
+        packs::load_verified(&self.engine, &self.limits, wasm, policy, tenant, cache)
+    }
+
+    /// Turns a core module built with wit-bindgen for the `pack` world (the
+    /// Rust pack template) into a pack component with a manifest. The
+    /// manifest comes from the pack itself: it is instantiated once, under
+    /// the pack limits, and asked for its info and rules.
+    pub fn wrap_pack_core(&self, core: &[u8]) -> Result<Vec<u8>> {
+        packs::wrap_core(&self.engine, &self.limits, &self.peak, core)
+    }
+
+    /// Runs `f` on a live instance of `pack` (see `pool`).
+    fn with_live<R>(
         &self,
         pack: &LoadedPack,
-        store: &OutputStore,
-        tenant: &str,
-        call_id: &str,
-        slice: api::Slice,
-        opts: &api::Options,
-    ) -> Result<api::Sanitized> {
-        let kept = store.get(tenant, call_id)?;
-        let mut o = opts.clone();
-        o.call_id = call_id.into();
-        o.slice = Some(slice);
-        o.recall_bytes = Some(kept.bytes.len() as u64);
-        self.metrics.recall(kept.truncated);
-        self.sanitize_with(pack, &kept.bytes, &o)
+        f: impl FnOnce(&mut wasmtime::Store<Host>, &Pipeline) -> wasmtime::Result<R>,
+    ) -> Result<R> {
+        let instances = Instances {
+            engine: &self.engine,
+            pipeline_pre: &self.pipeline_pre,
+            limits: self.limits,
+            platform: &self.platform,
+            peak: &self.peak,
+        };
+        instances.with_live(pack, f)
+    }
+
+    /// Counts a recall (`recall.rs` serves it).
+    pub(crate) fn count_recall(&self, after_truncation: bool) {
+        self.metrics.recall(after_truncation);
     }
 
     /// Sanitizes one tool result with the default pack.
@@ -313,7 +306,13 @@ impl Sanitizer {
     /// tail (see [`crate::io::read_head_tail`]): `data` is counted and
     /// scanned into `gap`; the caller keeps the bytes not consumed and
     /// sends them again with the next ones.
-    pub fn drain_step(&self, pack: &LoadedPack, gap: &api::Gap, data: &[u8], last: bool) -> Result<api::DrainStep> {
+    pub(crate) fn drain_step(
+        &self,
+        pack: &LoadedPack,
+        gap: &api::Gap,
+        data: &[u8],
+        last: bool,
+    ) -> Result<api::DrainStep> {
         let r =
             self.with_live(pack, |s, p| p.result_sanitizer_core_result_sanitizer().call_drain(s, gap, data, last))?;
         let step = r.map_err(guest_error)?;

@@ -5,21 +5,20 @@
 //! its signature under the trust policy (`signing::verify`: key, expiry,
 //! WIT version, tenant scope) or, on the unverified path for development,
 //! its manifest and WIT version alone. Only then is it compiled (through
-//! `registry`'s on-disk cache when one is given), checked to import nothing,
+//! the on-disk cache (`cache.rs`) when one is given), checked to import nothing,
 //! and pre-linked into a [`LoadedPack`] with an empty pool of live
 //! instances. The embedded default pack, built with this binary, skips the
 //! checks on the file and starts at the manifest.
 
-use std::sync::Mutex;
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex};
 
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Engine, Store};
 
 use super::classify::{classify, load_err};
 use super::forward::rule_set_bytes;
-use super::pool::Live;
-use super::store::{ticks, Host};
-use super::Sanitizer;
+use super::store::{new_host, ticks, Host, Live};
 use crate::bindings::pack::Pack;
 use crate::digest::sha256_hex;
 use crate::error::{Error, Guest, Result};
@@ -33,7 +32,7 @@ pub(super) struct Prepared {
     pub(super) pre: wasmtime::component::InstancePre<Host>,
 }
 
-/// A rule pack loaded into a [`Sanitizer`], with its pool of live instances.
+/// A rule pack loaded into a [`Sanitizer`](super::Sanitizer), with its pool of live instances.
 pub struct LoadedPack {
     pub(super) pre: Prepared,
     pub(super) manifest: Manifest,
@@ -54,10 +53,6 @@ impl LoadedPack {
     pub fn manifest(&self) -> &Manifest {
         &self.manifest
     }
-    /// sha256 of the pack's wasm bytes, hex.
-    pub fn sha256(&self) -> &str {
-        &self.sha256
-    }
     /// Platform rule ids this pack may turn off (`may-relax` in its
     /// signed manifest; empty for an unsigned pack).
     pub fn may_relax(&self) -> &[String] {
@@ -65,80 +60,70 @@ impl LoadedPack {
     }
 }
 
-impl Sanitizer {
-    /// Loads a pack component without any signature check (development and
-    /// the embedded pack). Its manifest and WIT version are still checked
-    /// before anything is compiled.
-    pub fn load_pack_unverified(&self, wasm: &[u8]) -> Result<LoadedPack> {
-        load_unverified(&self.engine, wasm, &self.limits)
-    }
+/// Verifies a pack for `tenant` under `policy` (before compiling
+/// anything), then compiles it, through the on-disk cache when given.
+pub(super) fn load_verified(
+    engine: &Engine,
+    limits: &Limits,
+    wasm: &[u8],
+    policy: &TrustPolicy,
+    tenant: Option<&str>,
+    cache: Option<&std::path::Path>,
+) -> Result<LoadedPack> {
+    check_pack_size(wasm, limits)?;
+    let verified = signing::verify(wasm, policy, tenant, std::time::SystemTime::now())?;
+    let sha = sha256_hex(wasm);
+    let component = super::cache::compile_cached(engine, wasm, &sha, cache)?;
+    let mut pack = prepare_pack(engine, verified.manifest, sha, component)?;
+    pack.grant = verified.signed.map(|m| m.may_relax).unwrap_or_default().into();
+    Ok(pack)
+}
 
-    /// Verifies a pack for `tenant` under `policy` (before compiling
-    /// anything), then compiles it, through the on-disk cache when given.
-    pub fn load_pack(
-        &self,
-        wasm: &[u8],
-        policy: &TrustPolicy,
-        tenant: Option<&str>,
-        cache: Option<&std::path::Path>,
-    ) -> Result<LoadedPack> {
-        check_pack_size(wasm, &self.limits)?;
-        let verified = signing::verify(wasm, policy, tenant, std::time::SystemTime::now())?;
-        let sha = sha256_hex(wasm);
-        let component = crate::registry::compile_cached(&self.engine, wasm, &sha, cache)?;
-        let mut pack = prepare_pack(&self.engine, verified.manifest, sha, component)?;
-        pack.grant = verified.signed.map(|m| m.may_relax).unwrap_or_default().into();
-        Ok(pack)
+/// A pack component with a manifest from a core module built with
+/// wit-bindgen for the `pack` world; the manifest comes from the pack
+/// itself, instantiated once under the pack limits.
+pub(super) fn wrap_core(engine: &Engine, limits: &Limits, peak: &Arc<AtomicUsize>, core: &[u8]) -> Result<Vec<u8>> {
+    let component = crate::componentize::componentize(core)
+        .map_err(|e| Error::Load { what: "pack core module".into(), reason: format!("{e:#}") })?;
+    let compiled = Component::new(engine, &component).map_err(load_err("pack component"))?;
+    if let Some((name, _)) = compiled.component_type().imports(engine).next() {
+        return Err(Error::Load {
+            what: "pack core module".into(),
+            reason: format!("packs may import nothing, but it imports `{name}`"),
+        });
     }
-
-    /// Turns a core module built with wit-bindgen for the `pack` world (the
-    /// Rust pack template) into a pack component with a manifest. The
-    /// manifest comes from the pack itself: it is instantiated once, under
-    /// the pack limits, and asked for its info and rules.
-    pub fn wrap_pack_core(&self, core: &[u8]) -> Result<Vec<u8>> {
-        let component = crate::componentize::componentize(core)
-            .map_err(|e| Error::Load { what: "pack core module".into(), reason: format!("{e:#}") })?;
-        let compiled = Component::new(&self.engine, &component).map_err(load_err("pack component"))?;
-        if let Some((name, _)) = compiled.component_type().imports(&self.engine).next() {
-            return Err(Error::Load {
-                what: "pack core module".into(),
-                reason: format!("packs may import nothing, but it imports `{name}`"),
-            });
-        }
-        let mut store = Store::new(&self.engine, self.new_host("new pack"));
-        store.limiter(|h| h);
-        store.set_fuel(self.limits.pack_fuel).map_err(load_err("store"))?;
-        store.set_epoch_deadline(ticks(self.limits.timeout));
-        store.data_mut().in_pack = true;
-        let who = || Guest::Pack("new pack".into());
-        let inst =
-            Linker::new(&self.engine).instantiate(&mut store, &compiled).map_err(|e| classify(e, &store, who()))?;
-        let pack = Pack::new(&mut store, &inst).map_err(load_err("pack exports"))?;
-        let iface = pack.result_sanitizer_core_rule_pack();
-        let info = iface.call_info(&mut store).map_err(|e| classify(e, &store, who()))?;
-        let rules = iface.call_rules(&mut store).map_err(|e| classify(e, &store, who()))?;
-        let size = rule_set_bytes(&rules);
-        if size > self.limits.rule_set_bytes {
-            return Err(Error::TooLarge {
-                guest: who(),
-                what: "a rule set",
-                size: size as u64,
-                limit: self.limits.rule_set_bytes as u64,
-            });
-        }
-        let has_detect = iface.call_has_detect(&mut store).map_err(|e| classify(e, &store, who()))?;
-        let ids: Vec<String> = rules.rules.iter().map(|r| r.id.clone()).collect();
-        check_rule_ids(&ids)?;
-        let manifest = Manifest {
-            name: info.name,
-            version: info.version,
-            tenant: info.tenant,
-            wit_version: info.wit_version,
-            rule_ids: ids,
-            has_detect,
-        };
-        Ok(manifest.append_to(component))
+    let mut store = Store::new(engine, new_host(*limits, peak, "new pack"));
+    store.limiter(|h| h);
+    store.set_fuel(limits.pack_fuel).map_err(load_err("store"))?;
+    store.set_epoch_deadline(ticks(limits.timeout));
+    store.data_mut().in_pack = true;
+    let who = || Guest::Pack("new pack".into());
+    let inst = Linker::new(engine).instantiate(&mut store, &compiled).map_err(|e| classify(e, &store, who()))?;
+    let pack = Pack::new(&mut store, &inst).map_err(load_err("pack exports"))?;
+    let iface = pack.result_sanitizer_core_rule_pack();
+    let info = iface.call_info(&mut store).map_err(|e| classify(e, &store, who()))?;
+    let rules = iface.call_rules(&mut store).map_err(|e| classify(e, &store, who()))?;
+    let size = rule_set_bytes(&rules);
+    if size > limits.rule_set_bytes {
+        return Err(Error::TooLarge {
+            guest: who(),
+            what: "a rule set",
+            size: size as u64,
+            limit: limits.rule_set_bytes as u64,
+        });
     }
+    let has_detect = iface.call_has_detect(&mut store).map_err(|e| classify(e, &store, who()))?;
+    let ids: Vec<String> = rules.rules.iter().map(|r| r.id.clone()).collect();
+    check_rule_ids(&ids)?;
+    let manifest = Manifest {
+        name: info.name,
+        version: info.version,
+        tenant: info.tenant,
+        wit_version: info.wit_version,
+        rule_ids: ids,
+        has_detect,
+    };
+    Ok(manifest.append_to(component))
 }
 
 /// Loads a pack without signature checks; manifest and WIT version are

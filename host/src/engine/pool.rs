@@ -10,36 +10,40 @@
 //! error out of wasm the instance is dropped and the next call gets a fresh
 //! store.
 
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
-use wasmtime::Store;
+use wasmtime::component::InstancePre;
+use wasmtime::{Engine, Store};
 
 use super::classify::{classify, load_err};
 use super::packs::LoadedPack;
-use super::store::{ticks, Host, Linked};
-use super::Sanitizer;
+use super::store::{new_host, ticks, Host, Linked, Live};
 use crate::bindings::pack::Pack;
 use crate::bindings::pipeline::Pipeline;
 use crate::error::{Guest, Result};
+use crate::limits::Limits;
 
 /// Most idle live instances kept per pack.
 const POOL_MAX: usize = 8;
 
-/// A store with pack instances and the pipeline instance linked to them.
-pub(super) struct Live {
-    store: Store<Host>,
-    pipeline: Pipeline,
-    /// sha256 of the platform pack it was made with.
-    platform: String,
+/// What making and running live instances needs from the sanitizer.
+pub(super) struct Instances<'a> {
+    pub(super) engine: &'a Engine,
+    pub(super) pipeline_pre: &'a InstancePre<Host>,
+    pub(super) limits: Limits,
+    /// The platform's floor, linked into every instance.
+    pub(super) platform: &'a LoadedPack,
+    pub(super) peak: &'a Arc<AtomicUsize>,
 }
 
-impl Sanitizer {
+impl Instances<'_> {
     fn new_live(&self, pack: &LoadedPack) -> Result<Live> {
-        let mut store = Store::new(&self.engine, self.new_host(&pack.manifest.name));
+        let mut store = Store::new(self.engine, new_host(self.limits, self.peak, &pack.manifest.name));
         store.limiter(|h| h);
         store.set_epoch_deadline(ticks(self.limits.timeout));
         store.epoch_deadline_trap();
-        let platform = &*self.platform;
+        let platform = self.platform;
         let tenant = self.instantiate_pack(&mut store, pack)?;
         let platform_inst =
             if platform.sha256 == pack.sha256 { tenant.clone() } else { self.instantiate_pack(&mut store, platform)? };

@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use wasmtime::Engine;
 
-use super::Sanitizer;
 use crate::bindings::pack::Pack;
+use crate::bindings::pipeline::Pipeline;
 use crate::error::Guest;
 use crate::limits::{Limits, TICK};
 
@@ -80,22 +80,30 @@ impl wasmtime::ResourceLimiter for Host {
     }
 }
 
-impl Sanitizer {
-    /// Fresh store data for a store serving `pack_name`.
-    pub(super) fn new_host(&self, pack_name: &str) -> Host {
-        Host {
-            limits: self.limits,
-            platform: None,
-            tenant: None,
-            grant: Arc::from(Vec::new()),
-            pack_name: pack_name.into(),
-            in_pack: false,
-            memory_hit: None,
-            last_guest: None,
-            too_large: None,
-            peak: self.peak.clone(),
-        }
+/// Fresh store data for a store serving `pack_name`, under `limits`;
+/// `peak` is the sanitizer's largest pipeline memory seen.
+pub(super) fn new_host(limits: Limits, peak: &Arc<AtomicUsize>, pack_name: &str) -> Host {
+    Host {
+        limits,
+        platform: None,
+        tenant: None,
+        grant: Arc::from(Vec::new()),
+        pack_name: pack_name.into(),
+        in_pack: false,
+        memory_hit: None,
+        last_guest: None,
+        too_large: None,
+        peak: peak.clone(),
     }
+}
+
+/// A live instance: a store with pack instances and the pipeline instance
+/// linked to them (made and pooled by `pool`, kept by each `LoadedPack`).
+pub(super) struct Live {
+    pub(super) store: wasmtime::Store<Host>,
+    pub(super) pipeline: Pipeline,
+    /// sha256 of the platform pack it was made with.
+    pub(super) platform: String,
 }
 
 /// A wall-clock limit in epoch ticks (at least one).

@@ -41,7 +41,7 @@ pub fn validate(opts: &api::Options, out: &api::Sanitized, packs: Packs<'_>) -> 
 /// for a pipeline loaded from bytes; the embedded pipeline was built with
 /// the host binary and is trusted as much as it (the recount would cost
 /// the CLI the ~100 ms of building tokenizer tables natively).
-pub fn validate_with(opts: &api::Options, out: &api::Sanitized, packs: Packs<'_>, recount: bool) -> Result<()> {
+pub(crate) fn validate_with(opts: &api::Options, out: &api::Sanitized, packs: Packs<'_>, recount: bool) -> Result<()> {
     let (pack, platform) = (packs.tenant, packs.platform);
     let bad = |m: &str| Err(Error::InvalidOutput(m.into()));
     let v: serde_json::Value = match serde_json::from_str(&out.message) {

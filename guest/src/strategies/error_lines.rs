@@ -48,6 +48,10 @@ pub(crate) const WORDS: &[&str] = &[
 /// Longest part of one error line shown, bytes.
 pub const LINE_MAX: usize = 240;
 
+/// Error lines a drained middle keeps from its start, and from its end
+/// (`entry/drain.rs`); [`excerpt`] shows them around those not kept.
+pub const KEEP: usize = 16;
+
 fn automaton() -> &'static AhoCorasick {
     static AC: OnceLock<AhoCorasick> = OnceLock::new();
     crate::support::text::words_automaton(&AC, WORDS)
@@ -113,7 +117,7 @@ pub fn excerpt(
     // The drained lines: the first `kept_first` of them, then a hole of those
     // not kept, then the last ones.
     let (kept, seen) = drained.map_or((&[][..], 0), |d| (d.lines, (d.seen as usize).max(d.lines.len())));
-    let kept_first = kept.len().min(crate::entry::drain::KEEP);
+    let kept_first = kept.len().min(KEEP);
     let n = before.len() + seen + after.len();
     if n == 0 || cap < 200 {
         return (String::new(), 0);

@@ -18,7 +18,8 @@ use crate::api::{DrainStep, Gap, GapLine, SanitizeError};
 use crate::entry::stream::OVERLAP;
 use crate::markup;
 use crate::pack::CompiledPack;
-use crate::stages::redact::{counts_to_records, Pass, Span};
+use crate::record::counts_to_records;
+use crate::stages::redact::{Pass, Span};
 use crate::strategies::error_lines::{self, KEEP, LINE_MAX};
 use crate::support::text::{self, floor_boundary};
 

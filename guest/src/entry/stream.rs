@@ -17,7 +17,8 @@ use std::collections::BTreeMap;
 use crate::api::{RedactRequest, RedactResponse, RedactionSpan, SanitizeError};
 use crate::markup;
 use crate::pack::CompiledPack;
-use crate::stages::redact::{counts_to_records, Pass};
+use crate::record::counts_to_records;
+use crate::stages::redact::Pass;
 
 /// Bytes kept back for the next step.
 pub const OVERLAP: usize = 64 * 1024;

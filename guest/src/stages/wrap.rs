@@ -22,8 +22,8 @@ use crate::api::{Options, OutputFormat, SanitizeRecord};
 use crate::markup::compose::Compose;
 use crate::markup::frame::{self, ErrorLine};
 use crate::record::Counts;
-use crate::stages::char_budget::Cut;
 use crate::stages::redact::Pass;
+use crate::support::located::Cut;
 
 /// `_meta` key of the record in MCP results.
 pub const META_KEY: &str = "result-sanitizer/record";

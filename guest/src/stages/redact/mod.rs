@@ -76,7 +76,7 @@
 //! - [`encoded`]: base64, `%XX` and `\u` encoded secrets;
 //! - [`pii`]: personal data found by code (cards, IBANs, phone numbers,
 //!   SSNs, IP addresses), when PII is on and in error results;
-//! - [`spans`]: spans, merging, counts;
+//! - [`spans`]: spans, merging;
 //! - [`sites`]: where each redaction was made, for a report.
 
 mod analysis;
@@ -146,4 +146,4 @@ pub(crate) const ALLOW_MARKER: &str = "result-sanitizer:allow";
 pub(crate) use rules::Ruleset;
 #[cfg(test)]
 pub(crate) use rules::DFA_MIN_TEXT;
-pub(crate) use spans::{counts_to_records, Span};
+pub(crate) use spans::Span;

@@ -2,7 +2,6 @@
 //! markers, the untrusted-source boundary, the tool-error line and notices.
 //! Every such string is built here, so its wording lives in one place.
 
-pub(crate) mod compose;
 pub(crate) mod frame;
 pub(crate) mod marker;
 pub(crate) mod notice;

@@ -19,8 +19,8 @@ use std::sync::OnceLock;
 use aho_corasick::AhoCorasick;
 
 use crate::api::GapLine;
+use crate::markup::defang;
 use crate::markup::marker;
-use crate::stages::defang;
 use crate::support::edits;
 use crate::support::text::floor_boundary;
 

@@ -12,9 +12,9 @@ use serde_json::Value;
 use super::{Mode, Span};
 use crate::api::SanitizeError;
 use crate::markup;
+use crate::markup::defang;
 use crate::pack::CompiledPack;
 use crate::pack_api::Finding;
-use crate::stages::defang;
 use crate::support::edits::{self, Edit, OffsetMap};
 
 /// Replacements by rule id.

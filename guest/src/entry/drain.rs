@@ -15,11 +15,10 @@
 use std::collections::BTreeMap;
 
 use crate::api::{DrainStep, Gap, GapLine, SanitizeError};
-use crate::entry::stream::OVERLAP;
 use crate::markup;
 use crate::pack::CompiledPack;
 use crate::record::counts_to_records;
-use crate::stages::redact::{Pass, Span};
+use crate::stages::redact::{Pass, Span, OVERLAP};
 use crate::strategies::error_lines::{self, KEEP, LINE_MAX};
 use crate::support::text::{self, floor_boundary};
 

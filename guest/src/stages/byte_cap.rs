@@ -5,10 +5,9 @@
 //! pipeline caps again so that a host that did not still gets a bound.
 
 use crate::api::{Budget, Gap, SanitizeError, Slice, SliceUnit, Span};
-use crate::entry::stream::OVERLAP;
 use crate::markup::marker::{self, Recall, Totals};
 use crate::pack::CompiledPack;
-use crate::stages::redact::Pass;
+use crate::stages::redact::{Pass, OVERLAP};
 use crate::support::json_scan::{self, Nest};
 use crate::support::located::Base;
 use crate::support::text::{ceil_boundary, floor_boundary};

@@ -143,6 +143,12 @@ impl Mode {
 /// Inline marker that keeps a line from being redacted, as gitleaks'
 /// `gitleaks:allow`.
 pub(crate) const ALLOW_MARKER: &str = "result-sanitizer:allow";
+
+/// Bytes a step over a stream (`entry/stream.rs`, the drain) keeps back
+/// for the next: longer than any secret a rule matches, so one that
+/// crosses a chunk boundary is seen whole. Here, below its three users.
+pub(crate) const OVERLAP: usize = 64 * 1024;
+
 pub(crate) use rules::Ruleset;
 #[cfg(test)]
 pub(crate) use rules::DFA_MIN_TEXT;

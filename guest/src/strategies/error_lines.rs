@@ -10,9 +10,9 @@
 //! rendered output that holds them is still counted exactly). When there are more than fit, the first and the last
 //! ones are shown. The middle a host drained (never in the text) brings
 //! its own error lines, the lines [`find`] would give, read from the words
-//! the redaction's keyword pass found as it was drained (`entry/drain.rs`,
-//! [`lines_of`]: one pass over the middle, not two); they take their place
-//! between those of the text.
+//! the redaction's keyword pass found as it was drained
+//! (`stages/byte_cap/drain.rs`, [`lines_of`]: one pass over the middle, not
+//! two); they take their place between those of the text.
 
 use std::sync::OnceLock;
 
@@ -49,7 +49,7 @@ pub(crate) const WORDS: &[&str] = &[
 pub const LINE_MAX: usize = 240;
 
 /// Error lines a drained middle keeps from its start, and from its end
-/// (`entry/drain.rs`); [`excerpt`] shows them around those not kept.
+/// (`stages/byte_cap/drain.rs`); [`excerpt`] shows them around those not kept.
 pub const KEEP: usize = 16;
 
 fn automaton() -> &'static AhoCorasick {

@@ -218,8 +218,8 @@ impl Pass<'_> {
     }
 }
 
-/// A pack's findings are what a [`Pass`] finds: defined here, with the
-/// pass, so that `pack.rs` (below the stages) needs no pass.
+// A pack's findings are what a `Pass` finds: defined here, with the
+// pass, so that `pack.rs` (below the stages) needs no pass.
 impl CompiledPack {
     /// What the first redaction pass finds in `text` (strict mode, custom
     /// findings included, overlapping spans merged): rule id and byte span.

@@ -93,13 +93,13 @@ mod stages;
 mod strategies;
 mod support;
 
-pub use entry::drain::{empty_gap, step as drain_step};
 pub use entry::json_twin::{drain_json, effective_budget_json, sanitize_json};
 pub use entry::round::sanitize_round;
 pub use entry::stream::step as redact_step;
 pub use options::{default_options, redact_request};
 pub use pack::{CompiledPack, RuleSource, StaticRules};
 pub use pipeline::sanitize;
+pub use stages::byte_cap::drain::{empty_gap, step as drain_step};
 pub use stages::redact::pii::DETECTOR_IDS as PII_DETECTOR_IDS;
 pub use stages::redact::value_hash;
 pub use support::code::content_type_for_path;

@@ -199,29 +199,6 @@ impl CompiledPack {
         self.ruleset.compile_all()
     }
 
-    /// What the first redaction pass finds in `text` (strict mode, custom
-    /// findings included, overlapping spans merged): rule id and byte span.
-    pub fn findings(&self, text: &str) -> Vec<Finding> {
-        self.findings_as(text, false)
-    }
-
-    /// [`Self::findings`] as in a test's code or data, where generic rules
-    /// are off and a value that reads as words is a fixture (the default
-    /// rules' examples are held to being found there too).
-    pub fn findings_in_tests(&self, text: &str) -> Vec<Finding> {
-        self.findings_as(text, true)
-    }
-
-    fn findings_as(&self, text: &str, test: bool) -> Vec<Finding> {
-        crate::stages::redact::Pass::new(self, false)
-            .scrub(true)
-            .over_tests(test)
-            .spans(text)
-            .into_iter()
-            .map(|s| Finding { rule_id: s.rule, start: s.start as u32, end: s.end as u32 })
-            .collect()
-    }
-
     /// Custom findings for `text` from each pack that has code.
     pub fn detect(&self, text: &str) -> Vec<Finding> {
         if text.is_empty() {

@@ -13,7 +13,6 @@
 //! input (see [`crate::support::located`]).
 
 use crate::api::{ContentClass, Gap, InputKind, Options, SanitizeError, Sanitized, Stage};
-use crate::markup::compose::Compose;
 use crate::markup::frame::{self, ErrorLine};
 use crate::markup::marker::Recall;
 use crate::markup::notice;
@@ -23,7 +22,7 @@ use crate::record::RecordBuilder;
 use crate::stages::byte_cap::{self, Drained};
 use crate::stages::redact::{self, Pass, Redacted};
 use crate::stages::structure::{self, Fit};
-use crate::stages::wrap::{self, Extra, Renderer};
+use crate::stages::wrap::{self, Compose, Extra, Renderer};
 use crate::stages::{decode, html, mcp, triage};
 use crate::strategies::error_lines;
 use crate::support::located::{Hole, Located};

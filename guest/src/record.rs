@@ -10,13 +10,20 @@
 
 use std::collections::BTreeMap;
 
-use crate::api::{Budget, ContentClass, Options, SanitizeRecord, Span, Stage, StageTrace, Strategy, StructureCuts};
+use crate::api::{
+    Budget, ContentClass, Options, RuleCount, SanitizeRecord, Span, Stage, StageTrace, Strategy, StructureCuts,
+};
 use crate::pack::CompiledPack;
-use crate::stages::redact::counts_to_records;
 use crate::support::text;
 
 /// Replacements by rule id.
 pub(crate) type Counts = BTreeMap<String, u32>;
+
+/// Counts as WIT records, sorted by rule id (the record's, and the
+/// streaming and drain steps').
+pub(crate) fn counts_to_records(counts: &BTreeMap<String, u32>) -> Vec<RuleCount> {
+    counts.iter().map(|(k, v)| RuleCount { rule_id: k.clone(), count: *v }).collect()
+}
 
 /// No structure cuts at all; strategies add theirs.
 pub(crate) fn no_cuts() -> StructureCuts {

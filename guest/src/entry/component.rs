@@ -89,7 +89,7 @@ impl Guest for Component {
     }
 
     fn drain(gap: Gap, data: Vec<u8>, last: bool) -> Result<DrainStep, SanitizeError> {
-        crate::entry::drain::step(&gap, &data, last, pack()?)
+        crate::stages::byte_cap::drain::step(&gap, &data, last, pack()?)
     }
 
     fn drain_json(request: String) -> String {

@@ -90,7 +90,7 @@ pub fn drain_json(request: &str, pack: &CompiledPack) -> String {
             let data = base64::engine::general_purpose::STANDARD
                 .decode(r.data_base64.as_bytes())
                 .map_err(|e| SanitizeError::InvalidInput(format!("data_base64: {e}")))?;
-            crate::entry::drain::step(&r.gap, &data, r.last, pack)
+            crate::stages::byte_cap::drain::step(&r.gap, &data, r.last, pack)
         });
     serde_json::to_string(&result).expect("result serializes")
 }

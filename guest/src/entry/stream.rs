@@ -17,10 +17,8 @@ use std::collections::BTreeMap;
 use crate::api::{RedactRequest, RedactResponse, RedactionSpan, SanitizeError};
 use crate::markup;
 use crate::pack::CompiledPack;
-use crate::stages::redact::{counts_to_records, Pass};
-
-/// Bytes kept back for the next step.
-pub const OVERLAP: usize = 64 * 1024;
+use crate::record::counts_to_records;
+use crate::stages::redact::{Pass, OVERLAP};
 
 /// How much of a stream asked to sniff is read to judge it: what
 /// `sanitize` reads of a result to tell a test's code.

@@ -1,8 +1,10 @@
 //! The text the model sees besides the content itself: truncation
 //! markers, the untrusted-source boundary, the tool-error line and notices.
-//! Every such string is built here, so its wording lives in one place.
+//! Every such string is built here, so its wording lives in one place,
+//! and so is [`defang`], which keeps content from imitating them (the
+//! redaction and the error-line excerpt both call it).
 
-pub(crate) mod compose;
+pub(crate) mod defang;
 pub(crate) mod frame;
 pub(crate) mod marker;
 pub(crate) mod notice;

@@ -3,12 +3,18 @@
 //! Applied before anything that allocates per byte (decoding, the
 //! tokenizer). Hosts cap while reading and stop reading at the cap; the
 //! pipeline caps again so that a host that did not still gets a bound.
+//!
+//! A host that reads a long output as head and tail drains the middle
+//! through [`drain`]'s step (an entry point of the library), which the
+//! pipeline also runs over an MCP text over the cap ([`head_tail`]); the
+//! drained middle is joined back here ([`join`]).
+
+pub(crate) mod drain;
 
 use crate::api::{Budget, Gap, SanitizeError, Slice, SliceUnit, Span};
-use crate::entry::stream::OVERLAP;
 use crate::markup::marker::{self, Recall, Totals};
 use crate::pack::CompiledPack;
-use crate::stages::redact::Pass;
+use crate::stages::redact::{Pass, OVERLAP};
 use crate::support::json_scan::{self, Nest};
 use crate::support::located::Base;
 use crate::support::text::{ceil_boundary, floor_boundary};
@@ -85,11 +91,11 @@ pub(crate) fn join(input: &[u8], gap: &Gap, lines: bool) -> (Vec<u8>, Drained) {
 /// An MCP result's `text`, over the cap, as a host reads a long raw
 /// output: head and tail (within `max_bytes`, on character boundaries,
 /// never inside a secret) around the middle, drained by
-/// [`crate::entry::drain::step`] in steps of [`DRAIN_STEP`] bytes as a
+/// [`drain::step`] in steps of [`DRAIN_STEP`] bytes as a
 /// host does (its bytes, lines, error lines and secrets counted, nothing
 /// kept), so a step's memory is bounded whatever the text. For [`join`].
 pub(crate) fn head_tail(text: &str, max_bytes: u64, pack: &CompiledPack) -> Result<(Vec<u8>, Gap), SanitizeError> {
-    use crate::entry::drain::{empty_gap, step};
+    use drain::{empty_gap, step};
     let (head, tail) = crate::options::head_tail_bytes(max_bytes);
     let h = floor_boundary(text, head.min(text.len() as u64) as usize);
     let t = ceil_boundary(text, text.len().saturating_sub(tail as usize).max(h));
@@ -349,7 +355,7 @@ mod tests {
     }
 
     fn gap(start: u64, bytes: u64, newlines: u64, ends_line: bool) -> Gap {
-        Gap { bytes, newlines, ends_line, ..crate::entry::drain::empty_gap(start) }
+        Gap { bytes, newlines, ends_line, ..super::drain::empty_gap(start) }
     }
 
     #[test]

@@ -7,28 +7,8 @@
 //! line) it cuts on a character boundary. Cost: one counting pass plus
 //! two short scans.
 
+use crate::support::located::Cut;
 use crate::support::text::{byte_of_char, char_count};
-
-/// Kept text: `text[..head_end]` and `text[tail_start..]`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Cut {
-    /// End of the head (exclusive).
-    pub head_end: usize,
-    /// Start of the tail.
-    pub tail_start: usize,
-}
-
-impl Cut {
-    /// A cut that keeps everything of a text of `len` bytes.
-    pub fn none(len: usize) -> Self {
-        Self { head_end: len, tail_start: len }
-    }
-
-    /// Whether anything is omitted.
-    pub fn is_cut(&self) -> bool {
-        self.head_end < self.tail_start
-    }
-}
 
 /// Moves a head end back to just after a newline, if that keeps ≥ half.
 pub fn snap_head(text: &str, end: usize) -> (usize, bool) {

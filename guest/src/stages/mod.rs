@@ -4,7 +4,6 @@
 pub(crate) mod byte_cap;
 pub(crate) mod char_budget;
 pub(crate) mod decode;
-pub(crate) mod defang;
 pub(crate) mod html;
 pub(crate) mod mcp;
 pub(crate) mod redact;

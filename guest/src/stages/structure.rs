@@ -14,13 +14,14 @@ use crate::api::{Budget, ContentClass, Options, Span, Stage, Strategy, Structure
 use crate::markup::marker::{self, Recall, Totals};
 use crate::markup::notice;
 use crate::record::{no_cuts, RecordBuilder};
-use crate::stages::char_budget::{self, Cut};
+use crate::stages::char_budget;
 use crate::stages::token_budget;
 use crate::stages::wrap::{FinalPass, Rendered, Renderer};
 use crate::strategies::json_gap::Layout;
 use crate::strategies::records::{self, Records};
 use crate::strategies::{error_lines, json};
 use crate::support::json_scan::Nest;
+use crate::support::located::Cut;
 use crate::support::located::Located;
 use crate::support::text;
 use crate::support::tokenizer::Tokenizer;

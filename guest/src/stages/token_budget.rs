@@ -19,8 +19,9 @@
 //!    the summary line that opens the text goes too, and a tool error's
 //!    line keeps its code and a marker only.
 
-use crate::stages::char_budget::{snap_head, snap_tail, Cut};
+use crate::stages::char_budget::{snap_head, snap_tail};
 use crate::stages::wrap::{Rendered, Renderer};
+use crate::support::located::Cut;
 use crate::support::tokenizer::Tokenizer;
 
 /// Outcome of fitting.

@@ -14,16 +14,21 @@
 //! (error line, untrusted-source boundary, see [`crate::markup::frame`]),
 //! and redacted once more as a whole, since markers and the framing hold
 //! caller text too. The budgets count exactly this rendered text, so the
-//! strategies render each cut they try through a [`Renderer`].
+//! strategies render each cut they try through a [`Renderer`]. The content
+//! with its markers, before framing, is [`compose`]'s: a child of this
+//! stage, as it puts the strategies' cuts and error lines together.
+
+mod compose;
 
 use serde_json::{json, Map, Value};
 
 use crate::api::{Options, OutputFormat, SanitizeRecord};
-use crate::markup::compose::Compose;
 use crate::markup::frame::{self, ErrorLine};
 use crate::record::Counts;
-use crate::stages::char_budget::Cut;
 use crate::stages::redact::Pass;
+use crate::support::located::Cut;
+
+pub(crate) use compose::Compose;
 
 /// `_meta` key of the record in MCP results.
 pub const META_KEY: &str = "result-sanitizer/record";

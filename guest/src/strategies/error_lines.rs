@@ -10,17 +10,17 @@
 //! rendered output that holds them is still counted exactly). When there are more than fit, the first and the last
 //! ones are shown. The middle a host drained (never in the text) brings
 //! its own error lines, the lines [`find`] would give, read from the words
-//! the redaction's keyword pass found as it was drained (`entry/drain.rs`,
-//! [`lines_of`]: one pass over the middle, not two); they take their place
-//! between those of the text.
+//! the redaction's keyword pass found as it was drained
+//! (`stages/byte_cap/drain.rs`, [`lines_of`]: one pass over the middle, not
+//! two); they take their place between those of the text.
 
 use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
 
 use crate::api::GapLine;
+use crate::markup::defang;
 use crate::markup::marker;
-use crate::stages::defang;
 use crate::support::edits;
 use crate::support::text::floor_boundary;
 
@@ -47,6 +47,10 @@ pub(crate) const WORDS: &[&str] = &[
 
 /// Longest part of one error line shown, bytes.
 pub const LINE_MAX: usize = 240;
+
+/// Error lines a drained middle keeps from its start, and from its end
+/// (`stages/byte_cap/drain.rs`); [`excerpt`] shows them around those not kept.
+pub const KEEP: usize = 16;
 
 fn automaton() -> &'static AhoCorasick {
     static AC: OnceLock<AhoCorasick> = OnceLock::new();
@@ -113,7 +117,7 @@ pub fn excerpt(
     // The drained lines: the first `kept_first` of them, then a hole of those
     // not kept, then the last ones.
     let (kept, seen) = drained.map_or((&[][..], 0), |d| (d.lines, (d.seen as usize).max(d.lines.len())));
-    let kept_first = kept.len().min(crate::entry::drain::KEEP);
+    let kept_first = kept.len().min(KEEP);
     let n = before.len() + seen + after.len();
     if n == 0 || cap < 200 {
         return (String::new(), 0);

@@ -1,18 +1,18 @@
 //! A JSON document read as head + tail, closed into one valid document.
 //!
-//! A host that reads a long output keeps its head and its tail and drains
-//! the middle ([`crate::entry::drain`]); the drain scans the middle's JSON
-//! nesting ([`crate::support::json_scan`]). The middle lies inside one
-//! container of the document, the shallowest it reaches: its elements
-//! before the middle end the head, its elements after it start the tail.
-//! The kept text is the head up to the end of a complete element of that
-//! container, one note element (a member `"[truncated:]"` in an object)
-//! that counts the elements left out and where they were, then the tail
-//! from the start of a complete element on: every container around the
-//! middle is whole, so the text is the original document with a run of
-//! one container's elements replaced by the note. How many elements each
-//! side keeps is the budget's call (three quarters from the start, one
-//! quarter from the end, as for records), down to none.
+//! A host that reads a long output keeps its head and its tail and drains the
+//! middle ([`crate::stages::byte_cap::drain`]); the drain scans the middle's
+//! JSON nesting ([`crate::support::json_scan`]). The middle lies inside one
+//! container of the document, the shallowest it reaches: its elements before
+//! the middle end the head, its elements after it start the tail. The kept
+//! text is the head up to the end of a complete element of that container,
+//! one note element (a member `"[truncated:]"` in an object) that counts the
+//! elements left out and where they were, then the tail from the start of a
+//! complete element on: every container around the middle is whole, so the
+//! text is the original document with a run of one container's elements
+//! replaced by the note. How many elements each side keeps is the budget's
+//! call (three quarters from the start, one quarter from the end, as for
+//! records), down to none.
 
 use crate::support::json_scan::Nest;
 

@@ -6,11 +6,35 @@
 //! position in it into a position in the original, plus the base of a
 //! recalled slice and the middle a host drained (read once, not kept):
 //! positions after it are shifted by its bytes and newlines.
+//!
+//! Every budget cuts the text the same way, a head and a tail kept
+//! ([`Cut`]): defined here, below the stages that make cuts and the
+//! markup that renders them.
 
 use crate::api::Span;
-use crate::stages::char_budget::Cut;
 use crate::support::edits::OffsetMap;
 use crate::support::text::Lines;
+
+/// Kept text: `text[..head_end]` and `text[tail_start..]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Cut {
+    /// End of the head (exclusive).
+    pub head_end: usize,
+    /// Start of the tail.
+    pub tail_start: usize,
+}
+
+impl Cut {
+    /// A cut that keeps everything of a text of `len` bytes.
+    pub fn none(len: usize) -> Self {
+        Self { head_end: len, tail_start: len }
+    }
+
+    /// Whether anything is omitted.
+    pub fn is_cut(&self) -> bool {
+        self.head_end < self.tail_start
+    }
+}
 
 /// Where a slice starts in the whole output.
 #[derive(Clone, Copy, Default, Debug)]

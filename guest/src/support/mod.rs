@@ -1,6 +1,8 @@
 //! Helpers shared by the stages: replacements with offset maps, text
-//! positions, the tokenizer and its upper bound, media token estimates.
+//! positions, the tokenizer, its chunks and its upper bound, media token
+//! estimates.
 
+pub(crate) mod chunks;
 pub(crate) mod code;
 pub(crate) mod edits;
 pub(crate) mod json_scan;

@@ -38,7 +38,7 @@
 //! Cost: one pass over the bytes, two table lookups per letter.
 
 use crate::api::Encoding;
-use crate::support::tokenizer::chunks;
+use crate::support::chunks::chunks;
 
 /// Pair tables: bit `j` of row `i` is set when letters `i` and `j` (from
 /// `a`, or from `A`) form one token. Generated from tiktoken-rs and

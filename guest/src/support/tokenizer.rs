@@ -27,23 +27,23 @@
 //! instance (or snapshotted at build time), and used only when neither the
 //! byte length (a token is at least one byte) nor the upper bound of
 //! [`crate::support::token_bound`] proves that a text fits.
+//!
+//! The cutting itself is [`crate::support::chunks`], which the bound uses
+//! too.
+//!
+//! [`CHUNK`]: crate::support::chunks::CHUNK
+//! [`MIN_CHUNK`]: crate::support::chunks::MIN_CHUNK
+//! [`MARK`]: crate::support::chunks::MARK
 
 use std::cell::RefCell;
-use std::hash::{BuildHasher, Hasher};
 
 use rustc_hash::FxHashMap;
 use tiktoken_rs::CoreBPE;
 
 use crate::api::Encoding;
+use crate::support::chunks::chunks;
 use crate::support::pieces::Pieces;
 use crate::support::text::floor_boundary;
-
-/// Largest chunk tokenized at once.
-pub const CHUNK: usize = 4096;
-/// Smallest chunk ended at a marked line (see the module docs).
-pub const MIN_CHUNK: usize = 256;
-/// One line in this many, by its hash, may end a chunk.
-pub const MARK: u64 = 16;
 
 /// Token counts of the chunks tokenized so far in one pipeline call, by
 /// their bytes. Holds at most the bytes the call tokenized.
@@ -202,61 +202,10 @@ impl<'m> Tokenizer<'m> {
     }
 }
 
-/// Where the first marked line of `window` at least [`MIN_CHUNK`] bytes
-/// in ends (after its newline), if one does before the window's end: a
-/// line is marked by a hash of its bytes, so the cut depends on the line,
-/// not on where the chunk began (see the module docs).
-fn marked_line_end(window: &[u8]) -> Option<usize> {
-    let hasher = rustc_hash::FxBuildHasher;
-    let mut start = 0;
-    for nl in memchr::memchr_iter(b'\n', window) {
-        let end = nl + 1;
-        if end >= MIN_CHUNK && end < window.len() {
-            let mut h = hasher.build_hasher();
-            h.write(&window[start..end]);
-            // The high bits: FxHash's low bits mix least.
-            if (h.finish() >> 32).is_multiple_of(MARK) {
-                return Some(end);
-            }
-        }
-        start = end;
-    }
-    None
-}
-
-/// Splits `s` into pieces of at most [`CHUNK`] bytes (see module docs).
-pub fn chunks(s: &str) -> impl Iterator<Item = &str> {
-    let mut rest = s;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let window = &rest.as_bytes()[..CHUNK.min(rest.len())];
-        if let Some(cut) = marked_line_end(window) {
-            let (c, r) = rest.split_at(cut);
-            rest = r;
-            return Some(c);
-        }
-        if rest.len() <= CHUNK {
-            let c = rest;
-            rest = "";
-            return Some(c);
-        }
-        let cut = memchr::memrchr(b'\n', window)
-            .map(|p| p + 1)
-            .or_else(|| memchr::memrchr(b' ', window).filter(|&p| p > 0))
-            .unwrap_or_else(|| floor_boundary(rest, CHUNK).max(1));
-        let cut = if cut == 0 { rest.len().min(CHUNK) } else { cut };
-        let cut = if rest.is_char_boundary(cut) { cut } else { crate::support::text::ceil_boundary(rest, cut) };
-        let (c, r) = rest.split_at(cut);
-        rest = r;
-        Some(c)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::support::chunks::CHUNK;
 
     #[test]
     fn chunked_count_matches_on_line_boundaries() {

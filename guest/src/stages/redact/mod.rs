@@ -76,7 +76,7 @@
 //! - [`encoded`]: base64, `%XX` and `\u` encoded secrets;
 //! - [`pii`]: personal data found by code (cards, IBANs, phone numbers,
 //!   SSNs, IP addresses), when PII is on and in error results;
-//! - [`spans`]: spans, merging, counts;
+//! - [`spans`]: spans, merging;
 //! - [`sites`]: where each redaction was made, for a report.
 
 mod analysis;
@@ -143,7 +143,13 @@ impl Mode {
 /// Inline marker that keeps a line from being redacted, as gitleaks'
 /// `gitleaks:allow`.
 pub(crate) const ALLOW_MARKER: &str = "result-sanitizer:allow";
+
+/// Bytes a step over a stream (`entry/stream.rs`, the drain) keeps back
+/// for the next: longer than any secret a rule matches, so one that
+/// crosses a chunk boundary is seen whole. Here, below its three users.
+pub(crate) const OVERLAP: usize = 64 * 1024;
+
 pub(crate) use rules::Ruleset;
 #[cfg(test)]
 pub(crate) use rules::DFA_MIN_TEXT;
-pub(crate) use spans::{counts_to_records, Span};
+pub(crate) use spans::Span;

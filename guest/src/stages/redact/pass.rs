@@ -2,6 +2,8 @@
 //! tool-error line, MCP structured content and links, each rendered
 //! output, the streaming step) redacts through a [`Pass`], so the pack's
 //! `detect` hook, lenient mode and the counts behave the same everywhere.
+//! A pack's findings ([`CompiledPack::findings`], what the pack builder
+//! checks rules with) are a pass's spans, so they are defined here too.
 
 use std::collections::BTreeMap;
 
@@ -10,8 +12,9 @@ use serde_json::Value;
 use super::{Mode, Span};
 use crate::api::SanitizeError;
 use crate::markup;
+use crate::markup::defang;
 use crate::pack::CompiledPack;
-use crate::stages::defang;
+use crate::pack_api::Finding;
 use crate::support::edits::{self, Edit, OffsetMap};
 
 /// Replacements by rule id.
@@ -211,6 +214,33 @@ impl Pass<'_> {
                 let with = if bare.get(i) == Some(&true) { format!("\"{with}\"") } else { with };
                 Edit { start: s.start, end: s.end, with }
             })
+            .collect()
+    }
+}
+
+// A pack's findings are what a `Pass` finds: defined here, with the
+// pass, so that `pack.rs` (below the stages) needs no pass.
+impl CompiledPack {
+    /// What the first redaction pass finds in `text` (strict mode, custom
+    /// findings included, overlapping spans merged): rule id and byte span.
+    pub fn findings(&self, text: &str) -> Vec<Finding> {
+        self.findings_as(text, false)
+    }
+
+    /// [`Self::findings`] as in a test's code or data, where generic rules
+    /// are off and a value that reads as words is a fixture (the default
+    /// rules' examples are held to being found there too).
+    pub fn findings_in_tests(&self, text: &str) -> Vec<Finding> {
+        self.findings_as(text, true)
+    }
+
+    fn findings_as(&self, text: &str, test: bool) -> Vec<Finding> {
+        Pass::new(self, false)
+            .scrub(true)
+            .over_tests(test)
+            .spans(text)
+            .into_iter()
+            .map(|s| Finding { rule_id: s.rule, start: s.start as u32, end: s.end as u32 })
             .collect()
     }
 }

@@ -1,10 +1,7 @@
-//! Spans to redact: the spans one scan has found ([`Found`]), merging
-//! overlapping spans, and the counts by rule id.
-
-use std::collections::BTreeMap;
+//! Spans to redact: the spans one scan has found ([`Found`]), and merging
+//! overlapping spans.
 
 use super::rules::{CompiledRule, Ruleset};
-use crate::api::RuleCount;
 use crate::support::text::{ceil_boundary, floor_boundary};
 
 /// A span to redact.
@@ -185,9 +182,4 @@ pub(super) fn merge(mut spans: Vec<Span>) -> Vec<Span> {
         }
     }
     out
-}
-
-/// Counts as WIT records, sorted by rule id.
-pub(crate) fn counts_to_records(counts: &BTreeMap<String, u32>) -> Vec<RuleCount> {
-    counts.iter().map(|(k, v)| RuleCount { rule_id: k.clone(), count: *v }).collect()
 }

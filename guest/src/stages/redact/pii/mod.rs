@@ -34,6 +34,7 @@
 //! window of four dotted octets is an IPv4 address and nothing else. A
 //! phone or SSN key (`phone:`, `"tel": "`, `SSN`) before a run on its line,
 //! or a CSV header naming the run's column, lets national forms count.
+//! A window reaches the detectors as a [`Number`] (module `number`).
 //!
 //! Replacements are `[REDACTED:<id>]`. A number that stands bare in JSON
 //! (`"phone": 14155550132`) is replaced by the quoted form so that the
@@ -42,12 +43,14 @@
 mod card;
 mod iban;
 mod ip;
+mod number;
 mod phone;
 mod ssn;
 
 use std::ops::Range;
 
 use super::{Mode, Span};
+use number::Number;
 
 /// Rule ids of the detectors here.
 pub(crate) const CARD: &str = "card";
@@ -64,20 +67,6 @@ pub const DETECTOR_IDS: &[&str] = &[CARD, IBAN, PHONE, SSN, IP, DOB];
 /// Whether a span of rule `id` may be a bare JSON number.
 pub(crate) fn may_be_number(id: &str) -> bool {
     matches!(id, CARD | PHONE | SSN)
-}
-
-/// A window of a run: the digits, how they are grouped, the separators.
-pub(super) struct Number<'a> {
-    /// The digits of every group, in order.
-    pub digits: &'a [u8],
-    /// Digits per group.
-    pub groups: &'a [usize],
-    /// The separator after each group but the last.
-    pub seps: &'a [&'a [u8]],
-    /// Written after a `+`.
-    pub plus: bool,
-    /// Written after a `(` (`(415) 555-0132`).
-    pub paren: bool,
 }
 
 /// The detectors' findings in `text` for `mode` (see the module docs).

@@ -24,7 +24,7 @@
 //! without a phone key, vanity numbers (`1-800-FLOWERS`), extensions
 //! (`x123` is left), numbers split across lines.
 
-use super::Number;
+use super::number::Number;
 
 /// Country calling codes (ITU-T E.164 assignments) and the lengths of their
 /// national significant numbers, shortest to longest.

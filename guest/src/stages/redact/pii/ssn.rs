@@ -9,7 +9,7 @@
 //! ITINs (area 9xx) are not SSNs and are left. Missed: numbers in other
 //! layouts (`123 45 6789` without a key, `123456789` without a key).
 
-use super::Number;
+use super::number::Number;
 
 const PUBLISHED: &[&[u8]] = &[b"078051120", b"219099999"];
 
@@ -43,7 +43,7 @@ mod tests {
     fn ssn(s: &str, context: bool) -> bool {
         let (digits, groups, seps, plus, paren) = number(s);
         let seps: Vec<&[u8]> = seps.iter().map(Vec::as_slice).collect();
-        is_ssn(&super::super::Number { digits: &digits, groups: &groups, seps: &seps, plus, paren }, &|| context)
+        is_ssn(&Number { digits: &digits, groups: &groups, seps: &seps, plus, paren }, &|| context)
     }
 
     #[test]

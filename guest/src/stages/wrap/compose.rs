@@ -4,10 +4,9 @@
 
 use crate::markup::marker::{self, MiddleCut, RecordsCut, Totals};
 use crate::markup::notice;
-use crate::stages::char_budget::Cut;
 use crate::strategies::error_lines;
 use crate::strategies::records::Records;
-use crate::support::located::Located;
+use crate::support::located::{Cut, Located};
 
 /// Everything that shapes the content around a cut.
 pub(crate) struct Compose<'p> {

@@ -14,8 +14,8 @@ use crate::markup::frame::{BOUNDARY_CLOSE, BOUNDARY_OPEN};
 use crate::markup::marker::PREFIX;
 use crate::support::edits::Edit;
 
-/// Our own markup (from [`crate::markup`], so a change of wording there
-/// keeps defanging in step), and the boundary form other agents use.
+/// Our own markup (from the rest of [`crate::markup`], so a change of
+/// wording there keeps defanging in step), and the boundary form other agents use.
 const LOOKALIKES: &[&str] =
     &[BOUNDARY_OPEN, BOUNDARY_CLOSE, PREFIX, "<untrusted_tool_result", "</untrusted_tool_result"];
 

@@ -15,15 +15,12 @@
 use std::collections::BTreeMap;
 
 use crate::api::{DrainStep, Gap, GapLine, SanitizeError};
-use crate::entry::stream::OVERLAP;
 use crate::markup;
 use crate::pack::CompiledPack;
-use crate::stages::redact::{counts_to_records, Pass, Span};
-use crate::strategies::error_lines::{self, LINE_MAX};
+use crate::record::counts_to_records;
+use crate::stages::redact::{Pass, Span, OVERLAP};
+use crate::strategies::error_lines::{self, KEEP, LINE_MAX};
 use crate::support::text::{self, floor_boundary};
-
-/// Error lines kept from the start of the middle, and from its end.
-pub const KEEP: usize = 16;
 
 /// The gap a host starts with: after a head of `start` bytes, nothing
 /// drained yet.

@@ -2,7 +2,7 @@
 #
 #   make demo   run the sanitizer on the examples with the embedded default pack
 #   make build  the components, the CLI, and what the JS and Go commands need
-#   make lint   rustfmt and clippy (warnings are errors)
+#   make lint   import circles, doc paths, rustfmt and clippy (warnings are errors)
 #   make test   lint, build everything and run every test
 #   make bench  every performance figure, then `make precision` (false alarms on real code)
 #
@@ -116,9 +116,14 @@ $(TEST_PACKS): $(BIN) tests/test-packs/generate.py tests/test-packs/acme.toml
 	python3 tests/test-packs/generate.py $(BIN) target/test-packs
 	touch $@
 
-# rustfmt over the workspace and the fuzz crate (its own workspace), then
-# clippy with the same flags as NATIVE, so wasmtime is not rebuilt.
+# No import circle among any crate's modules and no path in the README or
+# docs/ that does not exist (docs/architecture.md#structure-checks; Python
+# only, nothing built); rustfmt over the workspace and the fuzz crate (its
+# own workspace), then clippy with the same flags as NATIVE, so wasmtime is
+# not rebuilt.
 lint:
+	python3 tools/module-cycles.py guest/src host/src mcp/src pack-build/src cli/src
+	python3 tools/doc-paths.py
 	$(CARGO) fmt --all --check
 	$(CARGO) fmt --check --manifest-path fuzz/Cargo.toml
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings

@@ -173,7 +173,7 @@ pub fn check(proxy: &Proxy, r: &Request, line: &[u8], recall_tool: Option<&str>)
         Found::Redacted(_) => "redacted",
         Found::Truncated => "truncated",
     };
-    tracing::info!(target: "result_sanitizer_mcp", kind, "a tool call holding a placeholder was refused");
+    tracing::info!(target: "result_sanitizer::mcp", kind, "a tool call holding a placeholder was refused");
     let text = refusal_text(tool, arg.as_deref(), &found, recall_tool);
     let result = json!({ "content": [{ "type": "text", "text": text }], "isError": true });
     Some(serde_json::to_vec(&json!({ "jsonrpc": "2.0", "id": id, "result": result })).expect("JSON"))

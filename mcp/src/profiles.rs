@@ -112,7 +112,7 @@ pub fn from_initialize(proxy: &Proxy, line: &[u8]) -> Option<Profile> {
     let m: serde_json::Value = serde_json::from_slice(line).ok()?;
     let name = m.pointer("/params/clientInfo/name")?.as_str()?;
     let (id, p) = proxy.config.clients.pick(name)?;
-    tracing::info!(target: "result_sanitizer_mcp", profile = %id, max_chars = ?p.max_chars, max_tokens = ?p.max_tokens, "client budget profile");
+    tracing::info!(target: "result_sanitizer::mcp", profile = %id, max_chars = ?p.max_chars, max_tokens = ?p.max_tokens, "client budget profile");
     Some(p)
 }
 

@@ -500,7 +500,7 @@ impl Session {
             .expect("a free name");
         let mut current = self.recall_name.lock().expect("name lock");
         if name != *wanted && *current != name {
-            tracing::warn!(target: "result_sanitizer_mcp", "the server has a tool named `{wanted}`; the recall tool is `{name}`");
+            tracing::warn!(target: "result_sanitizer::mcp", "the server has a tool named `{wanted}`; the recall tool is `{name}`");
             eprintln!("result-sanitizer mcp: the server has a tool named `{wanted}`; the recall tool is `{name}`");
         }
         *current = name.clone();

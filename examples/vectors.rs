@@ -139,6 +139,22 @@ fn cases() -> Vec<Case> {
         ),
         case("mcp", "MCP input: text, image, resource link", mcp.clone(), &["--tool", "deploy", "--input", "mcp"]),
         case("mcp-openai", "MCP input to OpenAI", mcp, &["--tool", "deploy", "--input", "mcp", "--format", "openai"]),
+        // The same text as source code or not: with `--file-name settings.py`
+        // the pipeline reads it as Python (generic rules only inside string
+        // literals, under the code thresholds), as `--content-type
+        // text/x-python` would; without it, the assignment is a secret's.
+        case(
+            "file-name",
+            "content type from a file name (the pipeline's table)",
+            "import os\n\nDB_PASSWORD = os.environ.get(\"DB_PASSWORD\", \"\")\npassword = \"Xk9mQ2vLp7zzQ\"\n",
+            &["--tool", "read_file", "--file-name", "settings.py"],
+        ),
+        case(
+            "file-name-none",
+            "the same text without a file name",
+            "import os\n\nDB_PASSWORD = os.environ.get(\"DB_PASSWORD\", \"\")\npassword = \"Xk9mQ2vLp7zzQ\"\n",
+            &["--tool", "read_file"],
+        ),
         case("bad-options", "a typed error", "x", &["--tool", "x", "--max-tokens", "10"]),
     ]
 }
@@ -162,6 +178,7 @@ fn options(flags: &[&str]) -> Value {
             "--max-chars" => o.insert("max_chars".into(), json!(val().parse::<u32>().unwrap())),
             "--max-tokens" => o.insert("max_tokens".into(), json!(val().parse::<u32>().unwrap())),
             "--content-type" => o.insert("content_type".into(), json!(val())),
+            "--file-name" => o.insert("file_name".into(), json!(val())),
             "--untrusted" => o.insert("untrusted".into(), json!(true)),
             "--lenient" => o.insert("lenient".into(), json!(true)),
             // Enum cases in the JSON are the CLI's values (snake_case).

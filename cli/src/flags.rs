@@ -74,6 +74,11 @@ pub(crate) struct SanitizeOpts {
     /// FILE of source code it comes from the file name.
     #[arg(long)]
     pub(crate) content_type: Option<String>,
+    /// Name of the file the input comes from (stdin: `cat app.py |`); a
+    /// source file's extension gives the content type. For a FILE, its
+    /// own name.
+    #[arg(long)]
+    pub(crate) file_name: Option<String>,
     /// Say in the record where each redaction was made (`sites`: rule,
     /// byte span, line, column, and the value hashed under a key drawn
     /// for this call), never the value.
@@ -185,6 +190,7 @@ impl SanitizeOpts {
         };
         self.budget.apply(&mut o);
         o.content_type = self.content_type.clone();
+        o.file_name = self.file_name.clone();
         o.report_key = self.report.then(random_key);
         o
     }

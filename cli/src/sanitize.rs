@@ -9,7 +9,7 @@ use result_sanitizer_host::io::{read_capped, read_file_head_tail, read_head_tail
 use result_sanitizer_host::{Error, LoadedPack, Sanitizer};
 
 use crate::flags::SanitizeOpts;
-use crate::open::{content_type_of, open, open_input, Opened};
+use crate::open::{open, open_input, Opened};
 
 /// Reads one input as the pipeline's budget says: raw output as head +
 /// tail with the middle drained (`opts.gap`), MCP and HTML documents whole
@@ -48,7 +48,10 @@ pub(crate) fn sanitize(file: &Option<PathBuf>, so: &SanitizeOpts) -> Result<(), 
     let (s, loaded) = open(so.limits.limits(), &so.packs)?;
     let pack = loaded.as_ref().unwrap_or(s.default_pack());
     let mut opts = so.options();
-    opts.content_type = opts.content_type.or_else(|| content_type_of(file));
+    // The pipeline derives a source file's content type from its name.
+    if opts.file_name.is_none() {
+        opts.file_name = file.as_ref().filter(|p| p.as_os_str() != "-").map(|p| p.to_string_lossy().into_owned());
+    }
     let opened = open_input(file)?;
     // A regular file can be re-read by offset; stdin cannot.
     opts.source = if opened.1.is_some() { OutputSource::File } else { OutputSource::Pipe };

@@ -438,3 +438,31 @@ fn pack_check_joins_files_and_reports_duplicates_and_shadows() {
     let (ok, _, err) = check(&[&root().join("rules/default")]);
     assert!(ok, "{err}");
 }
+
+/// A file's name gives its content type in the pipeline (one table for
+/// every host): `--file-name` on stdin, and a FILE's own name, read as the
+/// declared type reads; without either, the same bytes are text.
+#[test]
+fn a_file_name_gives_the_content_type_the_pipeline_derives() {
+    let code = b"import os\n\nDB_PASSWORD = os.environ.get(\"DB_PASSWORD\", \"\")\npassword = \"Xk9mQ2vLp7zzQ\"\n";
+    let run = |args: &[&str]| stdout_json(&common::cli_with_stdin(args, code));
+    let declared = run(&["sanitize", "--tool", "read_file", "--content-type", "text/x-python"]);
+    let named = run(&["sanitize", "--tool", "read_file", "--file-name", "src/settings.py"]);
+    let plain = run(&["sanitize", "--tool", "read_file"]);
+    assert_eq!(named, declared);
+    assert_ne!(plain, declared, "without a name the text is not read as code");
+    // A declared type wins over the name's.
+    let both = run(&["sanitize", "--tool", "read_file", "--file-name", "x.py", "--content-type", "text/plain"]);
+    assert_eq!(both, run(&["sanitize", "--tool", "read_file", "--content-type", "text/plain"]));
+    // A FILE argument: its own name.
+    let dir = std::env::temp_dir().join(format!("rs-file-name-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("settings.py");
+    std::fs::write(&file, code).unwrap();
+    let o = bin().args(["sanitize", "--tool", "read_file"]).arg(&file).output().unwrap();
+    let from_file = stdout_json(&o);
+    std::fs::remove_dir_all(&dir).unwrap();
+    // The file is read by offset and kept (`source: file`): only the
+    // recovery route differs from stdin, and nothing here is cut.
+    assert_eq!(from_file["content"], declared["content"]);
+}

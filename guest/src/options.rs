@@ -6,8 +6,11 @@
 //! tokens). Limits below the floors here cannot hold a marker and are
 //! rejected rather than silently raised.
 
+use std::borrow::Cow;
+
 use crate::api::{Budget, Encoding, InputKind, Options, OutputFormat, OutputSource, RedactRequest, SanitizeError};
 use crate::pack_api::{BudgetOverride, RuleSet};
+use crate::support::code::content_type_for_path;
 
 /// Default byte cap.
 pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024;
@@ -72,6 +75,23 @@ pub fn default_options() -> Options {
         gap: None,
         pii: false,
         pii_public_ip: false,
+        file_name: None,
+    }
+}
+
+/// The content type a call declares, else the one its file name gives (a
+/// source file's extension, [`content_type_for_path`]): one table for
+/// every host, which passes the name and not a type of its own.
+pub fn content_type(opts: &Options) -> Option<&str> {
+    opts.content_type.as_deref().or_else(|| opts.file_name.as_deref().and_then(content_type_for_path))
+}
+
+/// `opts` with [`content_type`] filled in from the file name, when that
+/// gives one the call did not declare (a copy only then).
+pub fn with_file_type(opts: &Options) -> Cow<'_, Options> {
+    match (&opts.content_type, content_type(opts)) {
+        (None, Some(t)) => Cow::Owned(Options { content_type: Some(t.to_string()), ..opts.clone() }),
+        _ => Cow::Borrowed(opts),
     }
 }
 
@@ -136,7 +156,7 @@ pub fn resolve(opts: &Options, rules: &RuleSet) -> Result<Budget, SanitizeError>
             return bad("a slice needs a limit above 0, and lines count from 1".into());
         }
     }
-    let html = opts.content_type.as_deref().is_some_and(|c| c.to_ascii_lowercase().starts_with("text/html"));
+    let html = content_type(opts).is_some_and(|c| c.to_ascii_lowercase().starts_with("text/html"));
     let read_bytes = match opts.input {
         InputKind::Mcp => MAX_MCP_INPUT + 1,
         InputKind::Raw if html => max_bytes.max(markup_bytes) + 1,

@@ -61,6 +61,7 @@ pub(crate) fn sanitize_visible(
     opts: &Options,
     pack: &CompiledPack,
 ) -> Result<(Sanitized, String), SanitizeError> {
+    let opts = &*options::with_file_type(opts);
     let budget = options::resolve(opts, &pack.rules)?;
     // Each chunk is tokenized once per call (see the tokenizer's memo).
     let memo = Memo::default();

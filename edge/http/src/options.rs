@@ -113,6 +113,7 @@ impl Request {
             gap: None,
             pii: false,
             pii_public_ip: false,
+            file_name: None,
         };
         let mut drain_limit = DEFAULT_DRAIN_LIMIT;
         let (mut exit_status, mut error_code, mut error_message) = (None::<i64>, None, None);
@@ -150,6 +151,7 @@ impl Request {
                 "pii" => o.pii = flag(&k, v)?,
                 "pii-public-ip" => o.pii_public_ip = flag(&k, v)?,
                 "content-type" => o.content_type = Some(v.into()),
+                "file-name" => o.file_name = Some(v.into()),
                 "drain-limit" => drain_limit = number(&k, v)?,
                 "exit-status" => {
                     exit_status = Some(v.parse().map_err(|_| Problem::options(format!("{k}: expected an integer")))?)

@@ -16,6 +16,9 @@ const { values: v } = parseArgs({
     encoding: { type: 'string', default: 'o200k_base' },
     untrusted: { type: 'boolean', default: false },
     'content-type': { type: 'string' },
+    // The name of the file stdin holds: a source file's extension gives
+    // the content type (the pipeline's table, as for every host).
+    'file-name': { type: 'string' },
     lenient: { type: 'boolean', default: false },
     pii: { type: 'boolean', default: false },
     'pii-public-ip': { type: 'boolean', default: false },
@@ -66,6 +69,7 @@ try {
     encoding: v.encoding,
     untrusted: v.untrusted,
     contentType: v['content-type'],
+    fileName: v['file-name'],
     lenient: v.lenient,
     pii: v.pii,
     piiPublicIp: v['pii-public-ip'],

@@ -26,6 +26,7 @@ const FIELDS = [
   ['max_tokens', 'maxTokens'],
   ['untrusted', 'untrusted'],
   ['content_type', 'contentType'],
+  ['file_name', 'fileName'],
   ['lenient', 'lenient'],
   ['pii', 'pii'],
   ['pii_public_ip', 'piiPublicIp'],

@@ -113,6 +113,7 @@ function sanitizeOptions(url, headers) {
       case 'untrusted': o.untrusted = flag(k, v); break;
       case 'lenient': o.lenient = flag(k, v); break;
       case 'content-type': o.content_type = v; break;
+      case 'file-name': o.file_name = v; break;
       case 'drain-limit': drainLimit = unsigned(k, v, U64); break;
       case 'exit-status':
         if (!/^[+-]?[0-9]+$/.test(v)) throw invalidOptions(`${k}: expected an integer`);

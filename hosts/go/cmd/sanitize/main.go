@@ -78,6 +78,7 @@ func run() error {
 	encoding := flag.String("encoding", "o200k_base", "o200k_base or cl100k_base")
 	untrusted := flag.Bool("untrusted", false, "wrap in the untrusted-source boundary")
 	contentType := flag.String("content-type", "", "content type of raw input")
+	fileName := flag.String("file-name", "", "name of the file stdin holds (a source file's extension gives the content type)")
 	lenient := flag.Bool("lenient", false, "lenient (documentation) mode")
 	pii := flag.Bool("pii", false, "redact personal data (emails, phone numbers, cards, IBANs, SSNs, private IPs, dates of birth)")
 	piiPublicIP := flag.Bool("pii-public-ip", false, "with -pii: public IP addresses too")
@@ -121,6 +122,9 @@ func run() error {
 	}
 	if *contentType != "" {
 		opts["content_type"] = *contentType
+	}
+	if *fileName != "" {
+		opts["file_name"] = *fileName
 	}
 	if *pipeline == "" {
 		*pipeline = find("pipeline.wasm")

@@ -45,6 +45,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--encoding", default="o200k_base", choices=ENCODINGS)
     p.add_argument("--untrusted", action="store_true", help="wrap in the untrusted-source boundary")
     p.add_argument("--content-type", help="content type of raw input")
+    p.add_argument("--file-name", help="name of the file stdin holds (a source file's extension gives the content type)")
     p.add_argument("--lenient", action="store_true", help="lenient (documentation) mode")
     p.add_argument("--pii", action="store_true", help="redact personal data (emails, phone numbers, cards, IBANs, SSNs, private IPs, dates of birth)")
     p.add_argument("--pii-public-ip", action="store_true", help="with --pii: public IP addresses too")
@@ -84,6 +85,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             encoding=a.encoding,
             untrusted=a.untrusted,
             content_type=a.content_type,
+            file_name=a.file_name,
             lenient=a.lenient,
             pii=a.pii,
             pii_public_ip=a.pii and a.pii_public_ip,

@@ -28,7 +28,7 @@ _INTS = (
     "markup_bytes",
     "recall_bytes",
 )
-_STRS = ("tool", "call_id", "content_type", "recall_tool", "report_key")
+_STRS = ("tool", "call_id", "content_type", "file_name", "recall_tool", "report_key")
 _BOOLS = ("untrusted", "lenient", "pii", "pii_public_ip")
 # Passed through as the twin's own JSON (a gap as read_head_tail returns
 # it, a slice as {"offset", "limit", "unit"}).

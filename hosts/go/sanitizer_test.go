@@ -404,3 +404,34 @@ func TestALongStdinGivesTheRustCLIsBytes(t *testing.T) {
 		t.Errorf("the drained error line is not shown redacted with its number: %.400s", got)
 	}
 }
+
+// A FILE gives the Rust CLI's bytes: its name gives the content type and
+// its size the output's (a log cut as head + tail, a source file, an HTML
+// page read whole).
+func TestAFileGivesTheRustCLIsBytes(t *testing.T) {
+	bin := buildCommand(t)
+	cli, err := filepath.Abs(filepath.Join(root, "target", "release", "result-sanitizer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(name string, args ...string) string {
+		cmd := exec.Command(name, args...)
+		cmd.Dir = root
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v: %s", name, err, stderr.String())
+		}
+		return stdout.String()
+	}
+	for _, file := range []string{"examples/build-log.txt", "guest/src/pipeline.rs", "examples/page.html"} {
+		flags := []string{file, "--tool", "read_file", "--max-tokens", "2000"}
+		rust := run(cli, append([]string{"sanitize"}, flags...)...)
+		if got := run(bin, flags...); got != rust {
+			t.Fatalf("%s: the Go command differs from the Rust CLI\n got  %.400s\n want %.400s", file, got, rust)
+		}
+	}
+	if got := run(bin, "guest/src/pipeline.rs"); !strings.Contains(got, `"class":"code"`) {
+		t.Errorf("a .rs file is not read as code: %.300s", got)
+	}
+}

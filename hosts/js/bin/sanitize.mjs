@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// `sanitize` with the Rust CLI's contract: stdin in, the message JSON out
-// (one line), typed errors on stderr with exit status 1.
+// `sanitize [FILE]` with the Rust CLI's contract: stdin (or FILE) in, the
+// message JSON out (one line), typed errors on stderr with exit status 1.
+import { createReadStream, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createSanitizer, readPublicKey } from '../src/index.js';
 
-const { values: v } = parseArgs({
+const { values: v, positionals } = parseArgs({
   options: {
     tool: { type: 'string', default: '' },
     'call-id': { type: 'string', default: '' },
@@ -32,20 +33,30 @@ const { values: v } = parseArgs({
     'drain-limit': { type: 'string' },
   },
   strict: true,
+  allowPositionals: true,
 });
+if (positionals.length > 1) {
+  process.stderr.write('result-sanitizer: error: invalid options: one FILE at most\n');
+  process.exit(1);
+}
+// A FILE (not `-`) is read as stdin is, as a stream; a regular file's size
+// is the output's size and its name gives the content type, as in the
+// Rust CLI (which also seeks to the tail of a file over 64 MiB + the head
+// and tail; here its middle is drained whole, under the drain limit).
+const file = positionals[0] !== undefined && positionals[0] !== '-' ? positionals[0] : undefined;
 
 const num = (s) => (s === undefined ? undefined : Number(s));
 
-/** Reads stdin, stopping after `cap` bytes. */
-async function readCapped(cap) {
+/** Reads `source`, stopping after `cap` bytes. */
+async function readCapped(source, cap) {
   const chunks = [];
   let n = 0;
-  for await (const c of process.stdin) {
+  for await (const c of source) {
     chunks.push(c);
     n += c.length;
     if (n >= cap) break;
   }
-  process.stdin.destroy();
+  source.destroy();
   return Buffer.concat(chunks).subarray(0, cap);
 }
 
@@ -69,13 +80,23 @@ try {
     encoding: v.encoding,
     untrusted: v.untrusted,
     contentType: v['content-type'],
-    fileName: v['file-name'],
+    fileName: v['file-name'] ?? file,
     lenient: v.lenient,
     pii: v.pii,
     piiPublicIp: v['pii-public-ip'],
-    // stdin is not kept: an omitted part cannot be read back.
+    // stdin is not kept: an omitted part cannot be read back; a file can.
     source: 'pipe',
   };
+  let source = process.stdin;
+  if (file !== undefined) {
+    source = createReadStream(file);
+    await new Promise((resolve, reject) => source.once('open', resolve).once('error', reject));
+    const st = statSync(file);
+    if (st.isFile()) {
+      options.source = 'file';
+      options.totalBytes = st.size;
+    }
+  }
   // The pipeline says how to read: raw output as head + tail
   // (`head_bytes`, `tail_bytes`), documents under `read_bytes` (the markup
   // budget + 1 for declared HTML or JSON, the MCP bound + 1), as for the
@@ -85,12 +106,12 @@ try {
   if (headBytes > 0) {
     // Raw output: head + tail, the middle drained (as the Rust CLI).
     const drainLimit = v['drain-limit'] === undefined ? undefined : Number(v['drain-limit']);
-    const ht = await s.readHeadTail(process.stdin, { headBytes, tailBytes, drainLimit });
-    process.stdin.destroy();
+    const ht = await s.readHeadTail(source, { headBytes, tailBytes, drainLimit });
+    source.destroy();
     input = ht.bytes;
     options.gap = ht.gap;
   } else {
-    input = await readCapped(readBytes);
+    input = await readCapped(source, readBytes);
     if (options.input === 'mcp' && input.length >= readBytes) {
       throw new Error(`invalid input: MCP input larger than ${readBytes - 1} bytes`);
     }

@@ -142,3 +142,20 @@ test('a long stdin, drained in many steps, gives the Rust CLI\'s bytes', () => {
   assert.match(text, /\n200008\| error: unit 200007 failed: token \[REDACTED:github-token\] rejected/);
   assert.ok(!text.includes('ghp_'));
 });
+
+test('a FILE gives the Rust CLI\'s bytes: its name the content type, its size the output\'s', () => {
+  const repo = join(here, '..', '..', '..');
+  const cli = join(repo, 'target', 'release', 'result-sanitizer');
+  // A log cut as head + tail, a source file (code by its name), an HTML
+  // page (a document read whole).
+  for (const file of ['examples/build-log.txt', 'guest/src/pipeline.rs', 'examples/page.html']) {
+    const flags = [join(repo, file), '--tool', 'read_file', '--max-tokens', '2000'];
+    const rust = spawnSync(cli, ['sanitize', ...flags], { maxBuffer: 1 << 26 });
+    const js = spawnSync(process.execPath, [command, ...flags], { maxBuffer: 1 << 26 });
+    assert.equal(rust.status, 0, rust.stderr.toString());
+    assert.equal(js.status, 0, js.stderr.toString());
+    assert.equal(js.stdout.toString(), rust.stdout.toString(), file);
+  }
+  const rs = JSON.parse(spawnSync(process.execPath, [command, join(repo, 'guest/src/pipeline.rs')]).stdout.toString());
+  assert.equal(rs._meta['result-sanitizer/record'].class, 'code');
+});

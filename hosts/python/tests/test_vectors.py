@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import VECTORS, check_record, message_record, run_cli
+from conftest import REPO, VECTORS, check_record, message_record, run_cli
 
 VECTOR_FILES = sorted(VECTORS.glob("*.json"))
 
@@ -104,3 +104,19 @@ def test_the_command_prints_each_vectors_message(record_validator: Any) -> None:
         else:
             assert r.returncode == 1, v["name"]
             assert b"error" in r.stderr, v["name"]
+
+
+def test_a_file_gives_the_rust_clis_bytes() -> None:
+    """FILE: its name gives the content type, its size the output's (a log
+    cut as head + tail, a source file, an HTML page read whole)."""
+    import subprocess
+
+    cli = str(REPO / "target" / "release" / "result-sanitizer")
+    for name in ("examples/build-log.txt", "guest/src/pipeline.rs", "examples/page.html"):
+        flags = [str(REPO / name), "--tool", "read_file", "--max-tokens", "2000"]
+        rust = subprocess.run([cli, "sanitize", *flags], capture_output=True, timeout=120)
+        py = run_cli(flags, b"")
+        assert rust.returncode == 0 and py.returncode == 0, (rust.stderr, py.stderr)
+        assert py.stdout == rust.stdout, name
+    out = run_cli([str(REPO / "guest/src/pipeline.rs")], b"")
+    assert message_record(out.stdout.decode())["class"] == "code"

@@ -93,6 +93,17 @@ func run() error {
 	timeout := flag.Duration("timeout", 5*time.Second, "wall-clock limit per call")
 	drainLimit := flag.Uint64("drain-limit", rs.DefaultDrainLimit, "stop reading after this many bytes")
 	flag.Parse()
+	// Flags may follow FILE, as in the Rust CLI.
+	var files []string
+	for args := flag.Args(); len(args) > 0; args = flag.Args() {
+		files = append(files, args[0])
+		if err := flag.CommandLine.Parse(args[1:]); err != nil {
+			return err
+		}
+	}
+	if len(files) > 1 {
+		return fmt.Errorf("invalid options: one FILE at most")
+	}
 
 	// The flags' values are the JSON twin's enum cases (snake_case).
 	// stdin is not kept: an omitted part cannot be read back.
@@ -122,6 +133,27 @@ func run() error {
 	}
 	if *contentType != "" {
 		opts["content_type"] = *contentType
+	}
+	// A FILE (not `-`) is read as stdin is, as a stream; a regular file's
+	// size is the output's size and its name gives the content type, as in
+	// the Rust CLI (which also seeks to the tail of a file over 64 MiB +
+	// the head and tail; here its middle is drained whole, under the drain
+	// limit).
+	var in io.Reader = os.Stdin
+	if len(files) == 1 && files[0] != "-" {
+		f, err := os.Open(files[0])
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			opts["source"] = "file"
+			opts["total_bytes"] = st.Size()
+		}
+		if *fileName == "" {
+			*fileName = files[0]
+		}
 	}
 	if *fileName != "" {
 		opts["file_name"] = *fileName
@@ -188,7 +220,7 @@ func run() error {
 	}
 	var data []byte
 	if b.HeadBytes > 0 {
-		ht, err := s.ReadHeadTail(ctx, os.Stdin, b.HeadBytes, b.TailBytes, *drainLimit)
+		ht, err := s.ReadHeadTail(ctx, in, b.HeadBytes, b.TailBytes, *drainLimit)
 		if err != nil {
 			return err
 		}
@@ -197,7 +229,7 @@ func run() error {
 			opts["gap"] = ht.Gap
 		}
 	} else {
-		data, err = io.ReadAll(io.LimitReader(os.Stdin, int64(min(b.ReadBytes, math.MaxInt64))))
+		data, err = io.ReadAll(io.LimitReader(in, int64(min(b.ReadBytes, math.MaxInt64))))
 		if err != nil {
 			return err
 		}

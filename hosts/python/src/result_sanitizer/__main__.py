@@ -1,6 +1,6 @@
 """`python -m result_sanitizer`: the `sanitize` command of the Rust CLI and
-the JS and Go hosts: stdin in, the message JSON out (one line), errors on
-stderr with exit status 1. The same flags, the same bytes."""
+the JS and Go hosts: stdin (or FILE) in, the message JSON out (one line),
+errors on stderr with exit status 1. The same flags, the same bytes."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ def _cache_dir() -> Optional[Path]:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m result_sanitizer", description=__doc__.splitlines()[0])
+    p.add_argument("file", nargs="?", help="input file; `-` or nothing reads stdin")
     p.add_argument("--tool", default="", help="tool name")
     p.add_argument("--call-id", default="", help="tool call id")
     p.add_argument("--format", default="mcp", choices=FORMATS)
@@ -92,8 +93,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             # stdin is not kept: an omitted part cannot be read back.
             source="pipe",
         )
+        # A FILE (not `-`) is read as stdin is, as a stream; a regular
+        # file's size is the output's size and its name gives the content
+        # type, as in the Rust CLI (which also seeks to the tail of a file
+        # over 64 MiB + the head and tail; here its middle is drained
+        # whole, under the drain limit).
+        source: Any = sys.stdin.buffer
+        if a.file is not None and a.file != "-":
+            source = open(a.file, "rb")
+            if os.path.isfile(a.file):
+                opts.update(source="file", total_bytes=os.path.getsize(a.file))
+            if a.file_name is None:
+                opts["file_name"] = a.file
         # Read as the pipeline says (head + tail, or up to read_bytes).
-        out = s.sanitize(sys.stdin.buffer, tool=a.tool, format=a.format, drain_limit=a.drain_limit, **opts)
+        with source:
+            out = s.sanitize(source, tool=a.tool, format=a.format, drain_limit=a.drain_limit, **opts)
         sys.stdout.write(out.message + "\n")
         sys.stdout.flush()
         return 0

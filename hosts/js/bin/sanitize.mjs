@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `sanitize [FILE]` with the Rust CLI's contract: stdin (or FILE) in, the
 // message JSON out (one line), typed errors on stderr with exit status 1.
-import { createReadStream, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { createSanitizer, readPublicKey } from '../src/index.js';
 
@@ -39,10 +39,10 @@ if (positionals.length > 1) {
   process.stderr.write('result-sanitizer: error: invalid options: one FILE at most\n');
   process.exit(1);
 }
-// A FILE (not `-`) is read as stdin is, as a stream; a regular file's size
-// is the output's size and its name gives the content type, as in the
-// Rust CLI (which also seeks to the tail of a file over 64 MiB + the head
-// and tail; here its middle is drained whole, under the drain limit).
+// A FILE (not `-`): a regular file's size is the output's size and its
+// name gives the content type, as in the Rust CLI; raw output from a
+// regular file is read by offset (head, tail, at most 64 MiB of the middle
+// drained, the rest counted: `s.readFileHeadTail`), anything else as stdin is.
 const file = positionals[0] !== undefined && positionals[0] !== '-' ? positionals[0] : undefined;
 
 const num = (s) => (s === undefined ? undefined : Number(s));
@@ -87,23 +87,29 @@ try {
     // stdin is not kept: an omitted part cannot be read back; a file can.
     source: 'pipe',
   };
-  let source = process.stdin;
+  let fh;
   if (file !== undefined) {
-    source = createReadStream(file);
-    await new Promise((resolve, reject) => source.once('open', resolve).once('error', reject));
-    const st = statSync(file);
+    fh = await open(file);
+    const st = await fh.stat();
     if (st.isFile()) {
       options.source = 'file';
       options.totalBytes = st.size;
     }
   }
+  const source = fh === undefined ? process.stdin : fh.createReadStream();
   // The pipeline says how to read: raw output as head + tail
   // (`head_bytes`, `tail_bytes`), documents under `read_bytes` (the markup
   // budget + 1 for declared HTML or JSON, the MCP bound + 1), as for the
   // Rust CLI; MCP input that fills it is refused.
   const { read_bytes: readBytes, head_bytes: headBytes, tail_bytes: tailBytes } = await s.effectiveBudget(options);
   let input;
-  if (headBytes > 0) {
+  if (headBytes > 0 && options.totalBytes !== undefined) {
+    // A regular file: head and tail read by offset, the middle scanned up
+    // to the bound (as the Rust CLI, which takes no drain limit here).
+    const ht = await s.readFileHeadTail(fh, options.totalBytes, { headBytes, tailBytes });
+    input = ht.bytes;
+    options.gap = ht.gap;
+  } else if (headBytes > 0) {
     // Raw output: head + tail, the middle drained (as the Rust CLI).
     const drainLimit = v['drain-limit'] === undefined ? undefined : Number(v['drain-limit']);
     const ht = await s.readHeadTail(source, { headBytes, tailBytes, drainLimit });
@@ -116,6 +122,7 @@ try {
       throw new Error(`invalid input: MCP input larger than ${readBytes - 1} bytes`);
     }
   }
+  source.destroy();
   const out = await s.sanitize(input, options);
   process.stdout.write(out.message + '\n');
   await s.close();

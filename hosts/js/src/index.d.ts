@@ -36,6 +36,10 @@ export interface Gap {
   error_lines_seen: number;
   redactions: { rule_id: string; count: number }[];
   unfinished: boolean;
+  /** The JSON scans carried across the middle (opaque to a host; start empty). */
+  json: Record<string, unknown>[];
+  /** Bytes of the middle counted but not scanned (a file read by offset past SCAN_BOUND). */
+  unscanned: number;
 }
 
 /** What `readHeadTail` kept of an output. */
@@ -141,6 +145,17 @@ export class Sanitizer {
     source: AsyncIterable<Uint8Array>,
     limits: { headBytes: number; tailBytes: number; drainLimit?: number },
   ): Promise<HeadTail>;
+  /**
+   * A regular file (a path or an open FileHandle) of `size` bytes read by
+   * offset: head from 0, tail from `size - tailBytes`, only the first
+   * `scanBound` (default SCAN_BOUND) bytes of the middle drained, the rest
+   * counted into the gap (`unscanned`). A sparse file's holes are read as zeros.
+   */
+  readFileHeadTail(
+    file: string | import('node:fs/promises').FileHandle,
+    size: number,
+    limits: { headBytes: number; tailBytes: number; scanBound?: number },
+  ): Promise<HeadTail>;
   close(): Promise<void>;
 }
 
@@ -214,5 +229,10 @@ export interface SanitizerConfig extends TrustOptions {
   /** Pack memory cap, MiB. Default 32. */
   packMemoryMiB?: number;
 }
+
+/** Reading stops after this many bytes by default. */
+export const DEFAULT_DRAIN_LIMIT: number;
+/** How much of a file's middle `readFileHeadTail` scans at most (64 MiB, as the Rust host). */
+export const SCAN_BOUND: number;
 
 export function createSanitizer(config?: SanitizerConfig): Promise<Sanitizer>;

@@ -11,8 +11,10 @@ import { dirname, join } from 'node:path';
 import { twinRequest, twinOptions } from './options.js';
 import { transpilePack } from './transpile.js';
 import { verifyPack } from './signing.js';
+import { DRAIN_CHUNK, emptyGap, readFileHeadTail } from './file.js';
 
 export { PackRefusedError, verifyPack, parsePublicKey, readPublicKey } from './signing.js';
+export { SCAN_BOUND } from './file.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const DIST = join(here, '..', 'dist');
@@ -219,6 +221,20 @@ export class Sanitizer {
     return { bytes: Buffer.concat([...head, ...ring]), gap, total, stopped };
   }
 
+  /**
+   * Reads the regular file `file` (a path or an open FileHandle) of `size`
+   * bytes as `readHeadTail` reads a stream, but by offset (the Rust host's
+   * `io::read_file_head_tail`): the head from offset 0, the tail from
+   * `size - tailBytes`, and only the first `scanBound` (SCAN_BOUND, 64 MiB)
+   * bytes of the middle drained; the rest of the middle is counted
+   * (bytes, newlines) and reported in `gap.unscanned`. A sparse file's
+   * holes are read as zeros (src/file.js). Returns `{ bytes, gap, total,
+   * stopped }`.
+   */
+  readFileHeadTail(file, size, { headBytes, tailBytes, scanBound }) {
+    return readFileHeadTail(file, size, { headBytes, tailBytes, scanBound }, (g, d, l) => this.#drain(g, d, l));
+  }
+
   async #drain(gap, data, last) {
     const req = JSON.stringify({ gap, data_base64: data.toString('base64'), last });
     const r = JSON.parse(await this.#call('drain', req));
@@ -236,26 +252,8 @@ export class Sanitizer {
   }
 }
 
-/** Bytes of the middle sent per `drain` step (as the Rust host). */
-const DRAIN_CHUNK = 1 << 20;
 /** Reading stops after this much by default (a producer that never ends). */
 export const DEFAULT_DRAIN_LIMIT = 2 ** 30;
-
-/** A gap after a head of `start` bytes, nothing drained yet. */
-function emptyGap(start) {
-  return {
-    start_byte: start,
-    bytes: 0,
-    newlines: 0,
-    ends_line: false,
-    error_lines: [],
-    error_lines_seen: 0,
-    redactions: [],
-    unfinished: false,
-    json: [],
-    unscanned: 0,
-  };
-}
 
 // The twin's `Err` cases (snake_case, as every enum case in its JSON) to
 // the kinds SanitizeError carries, the words the Rust CLI prints.

@@ -453,3 +453,54 @@ func TestAFileUnderTheScanBoundIsDrainedWhole(t *testing.T) {
 		t.Errorf("sparse: the middle's error line is not shown: %.400s", m.text)
 	}
 }
+
+// A JSON file past the scan bound (70 MiB, not sparse): the first 64 MiB
+// of its middle are drained, the rest only counted, and its nesting there
+// unknown (the gap's JSON scans dead), so it is not closed as JSON: the
+// Rust CLI's bytes, the note on the bytes not scanned exact.
+func TestAJSONFilePastTheScanBoundIsCountedNotScanned(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drains 64 MiB under wazero (about 15 s)")
+	}
+	cli := rustCLI(t)
+	bin := buildCommand(t)
+	p := filepath.Join(t.TempDir(), "dense.json")
+	var doc bytes.Buffer
+	doc.WriteString("[")
+	i := 0
+	for ; doc.Len() < 70<<20; i++ {
+		fmt.Fprintf(&doc, `{"id": %d, "name": "n%d"},`, i, i)
+	}
+	fmt.Fprintf(&doc, `{"id": %d, "name": "n%d"}]`+"\n", i, i)
+	if err := os.WriteFile(p, doc.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	size := uint64(doc.Len())
+	doc = bytes.Buffer{}
+	ctx := context.Background()
+	s, err := NewUnverified(ctx, component(t, "pipeline.wasm"), component(t, "default-pack.wasm"), Config{Verifier: testVerifier(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	b, err := s.EffectiveBudget(ctx, map[string]any{"max_tokens": 1000, "file_name": p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := runCmd(t, nil, bin, p, "--max-tokens", "1000")
+	rust, _ := runCmd(t, nil, cli, "sanitize", p, "--max-tokens", "1000")
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if got != rust {
+		t.Fatalf("the Go command differs from the Rust CLI\n got  %.600s\n want %.600s", got, rust)
+	}
+	m := parseMessage(t, got)
+	want := fmt.Sprintf("[truncated: bytes %d-%d of the omitted part were counted, not scanned", b.HeadBytes+ScanBound, size-b.TailBytes)
+	if !strings.Contains(m.text, want) || !strings.Contains(m.text, fmt.Sprintf(`"name": "n%d"}]`, i)) {
+		t.Fatalf("no exact note on the bytes not scanned, or the last element not shown: %.300s", m.text)
+	}
+	if m.record["strategy"] == "json_structure" || num(t, m.record["original_bytes"]) != size {
+		t.Fatalf("strategy %v, original_bytes %v", m.record["strategy"], m.record["original_bytes"])
+	}
+}

@@ -104,8 +104,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             source = open(a.file, "rb")
             st = os.fstat(source.fileno())
             if stat.S_ISREG(st.st_mode):
-                size = st.st_size
-                opts.update(source="file", total_bytes=size)
+                opts.update(source="file", total_bytes=st.st_size)
+                # By offset where there is pread (not on Windows).
+                size = st.st_size if hasattr(os, "pread") else None
             if a.file_name is None:
                 opts["file_name"] = a.file
         # Read as the pipeline says (head + tail, or up to read_bytes).

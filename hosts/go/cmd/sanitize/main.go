@@ -134,12 +134,13 @@ func run() error {
 	if *contentType != "" {
 		opts["content_type"] = *contentType
 	}
-	// A FILE (not `-`) is read as stdin is, as a stream; a regular file's
-	// size is the output's size and its name gives the content type, as in
-	// the Rust CLI (which also seeks to the tail of a file over 64 MiB +
-	// the head and tail; here its middle is drained whole, under the drain
-	// limit).
+	// A FILE (not `-`): its name gives the content type, and a regular
+	// file's size is the output's size; a regular file is read by offset
+	// (head, tail, the middle scanned up to rs.ScanBound), anything else as
+	// stdin is, as a stream. As the Rust CLI.
 	var in io.Reader = os.Stdin
+	var regular *os.File
+	var size uint64
 	if len(files) == 1 && files[0] != "-" {
 		f, err := os.Open(files[0])
 		if err != nil {
@@ -148,8 +149,9 @@ func run() error {
 		defer f.Close()
 		in = f
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			regular, size = f, uint64(st.Size())
 			opts["source"] = "file"
-			opts["total_bytes"] = st.Size()
+			opts["total_bytes"] = size
 		}
 		if *fileName == "" {
 			*fileName = files[0]
@@ -220,7 +222,13 @@ func run() error {
 	}
 	var data []byte
 	if b.HeadBytes > 0 {
-		ht, err := s.ReadHeadTail(ctx, in, b.HeadBytes, b.TailBytes, *drainLimit)
+		read := func() (*rs.HeadTail, error) {
+			if regular != nil {
+				return s.ReadFileHeadTail(ctx, regular, size, b.HeadBytes, b.TailBytes, rs.ScanBound)
+			}
+			return s.ReadHeadTail(ctx, in, b.HeadBytes, b.TailBytes, *drainLimit)
+		}
+		ht, err := read()
 		if err != nil {
 			return err
 		}

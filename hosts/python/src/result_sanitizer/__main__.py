@@ -7,11 +7,12 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import stat
 import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from . import DEFAULT_DRAIN_LIMIT, Limits, Sanitizer, read_public_key
+from . import DEFAULT_DRAIN_LIMIT, SCAN_BOUND, Limits, Sanitizer, read_public_key
 from ._options import ENCODINGS, FORMATS, INPUTS
 
 
@@ -93,21 +94,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             # stdin is not kept: an omitted part cannot be read back.
             source="pipe",
         )
-        # A FILE (not `-`) is read as stdin is, as a stream; a regular
-        # file's size is the output's size and its name gives the content
-        # type, as in the Rust CLI (which also seeks to the tail of a file
-        # over 64 MiB + the head and tail; here its middle is drained
-        # whole, under the drain limit).
+        # A FILE (not `-`): its name gives the content type, and a regular
+        # file's size is the output's size; a regular file is read by
+        # offset (head, tail, the middle scanned up to SCAN_BOUND), anything
+        # else as stdin is, as a stream. As the Rust CLI.
         source: Any = sys.stdin.buffer
+        size: Optional[int] = None
         if a.file is not None and a.file != "-":
             source = open(a.file, "rb")
-            if os.path.isfile(a.file):
-                opts.update(source="file", total_bytes=os.path.getsize(a.file))
+            st = os.fstat(source.fileno())
+            if stat.S_ISREG(st.st_mode):
+                opts.update(source="file", total_bytes=st.st_size)
+                # By offset where there is pread (not on Windows).
+                size = st.st_size if hasattr(os, "pread") else None
             if a.file_name is None:
                 opts["file_name"] = a.file
         # Read as the pipeline says (head + tail, or up to read_bytes).
         with source:
-            out = s.sanitize(source, tool=a.tool, format=a.format, drain_limit=a.drain_limit, **opts)
+            b = s.effective_budget(tool=a.tool, format=a.format, **opts) if size is not None else None
+            if b is not None and b["head_bytes"] > 0:
+                assert size is not None
+                ht = s.read_file_head_tail(source.fileno(), size, b["head_bytes"], b["tail_bytes"], SCAN_BOUND)
+                out = s.sanitize(ht.data, tool=a.tool, format=a.format, gap=ht.gap, **opts)
+            else:
+                out = s.sanitize(source, tool=a.tool, format=a.format, drain_limit=a.drain_limit, **opts)
         sys.stdout.write(out.message + "\n")
         sys.stdout.flush()
         return 0

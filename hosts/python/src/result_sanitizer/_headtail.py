@@ -3,14 +3,19 @@ drained through the pipeline's `drain` step in 1 MiB steps and not kept.
 
 `read_head_tail` (a mixin of `Sanitizer`) with its drain step and the empty
 gap, as the other hosts read (host/src/io.rs, hosts/js/src/index.js,
-hosts/go/headtail.go); and the `read(n)` over a file object or an iterable of
-bytes that this and streaming redaction share (`_reader`, `_read_up_to`)."""
+hosts/go/headtail.go); `read_file_head_tail`, the same for a regular file
+read by offset, its middle scanned only up to `SCAN_BOUND` (as
+host/src/io.rs `read_file_head_tail`, hosts/go/fileread.go); and the `read(n)`
+over a file object or an iterable of bytes that this and streaming redaction
+share (`_reader`, `_read_up_to`)."""
 
 from __future__ import annotations
 
 import base64
+import errno
 import json
-from typing import Any, Callable, Optional
+import os
+from typing import Any, Callable, Iterator, Optional
 
 from ._errors import InvalidOutputError
 from ._instances import _Instances
@@ -20,6 +25,11 @@ from ._model import HeadTail, Source
 DRAIN_CHUNK = 1 << 20
 #: Reading stops here by default: a producer that never ends is cut.
 DEFAULT_DRAIN_LIMIT = 1 << 30
+#: How much of a file's middle `read_file_head_tail` scans (drains) at most:
+#: the first 64 MiB after the head, as the Rust host. Past it the middle is
+#: only counted (bytes, newlines; a sparse file's holes skipped): its error
+#: lines and secrets are not looked for, and the marker says which bytes.
+SCAN_BOUND = 64 << 20
 _READ = 64 * 1024
 
 
@@ -110,6 +120,106 @@ class _HeadTail(_Instances):
                 gap = _emptygap(len(kept))
             gap = dict(gap, unfinished=True)
         return HeadTail(data=bytes(kept + ring), gap=gap, total=total, stopped=stopped)
+
+    def read_file_head_tail(self, fd: int, size: int, head_bytes: int, tail_bytes: int, scan_bound: int = SCAN_BOUND) -> HeadTail:
+        """Reads a regular file of `size` bytes (`fd`: its descriptor, e.g.
+        `f.fileno()`) as `read_head_tail` reads a stream, but by offset: the
+        head from 0, the tail from `size - tail_bytes`, and of the middle
+        only its first `scan_bound` bytes go through `drain`; the rest is
+        counted, not sent to the pipeline, so a 10 GB log answers in the
+        time its head, its tail and the bound take. The Rust host's steps
+        (host/src/io.rs `read_file_head_tail`), so its gap and its bytes."""
+        head, tail = head_bytes, tail_bytes
+        if size <= head + tail:
+            return HeadTail(data=_pread(fd, size, 0), gap=None, total=size, stopped=False)
+        kept = _pread(fd, head, 0)
+        mid_end = size - tail
+        scan_end = min(mid_end, head + scan_bound)
+        gap = _emptygap(head)
+        pending = bytearray()
+        # Only the data is drained: a sparse file's holes (zeros: no line,
+        # no secret) are counted.
+        off, holes = head, False
+        for start, end in _data_regions(fd, head, scan_end):
+            if start > off:
+                gap, _ = self._drain(gap, bytes(pending), True)
+                pending = bytearray()
+                gap = dict(gap, bytes=gap["bytes"] + start - off, ends_line=False)
+                holes = True
+            off = start
+            while off < end:
+                n = min(end - off, DRAIN_CHUNK)
+                pending += _pread(fd, n, off)
+                off += n
+                if len(pending) >= DRAIN_CHUNK and off < end:
+                    gap, rest = self._drain(gap, bytes(pending), False)
+                    pending = bytearray(rest)
+        gap, _ = self._drain(gap, bytes(pending), True)
+        if off < scan_end:
+            gap = dict(gap, bytes=gap["bytes"] + scan_end - off, ends_line=False)
+            holes = True
+        if scan_end < mid_end:
+            newlines, last = _count_newlines(fd, scan_end, mid_end)
+            gap = dict(
+                gap,
+                bytes=gap["bytes"] + mid_end - scan_end,
+                newlines=gap["newlines"] + newlines,
+                ends_line=last == b"\n",
+                unscanned=mid_end - scan_end,
+            )
+        if scan_end < mid_end or holes:
+            # Its JSON nesting is not known past the bound (nor across a hole).
+            scans = gap.get("json") or [_DEAD_SCAN] * 3
+            gap = dict(gap, json=[dict(j, dead=True) for j in scans])
+        return HeadTail(data=kept + _pread(fd, tail, mid_end), gap=gap, total=size, stopped=False)
+
+
+_DEAD_SCAN: dict[str, Any] = {"in_str": False, "esc": False, "dead": True, "depth": 0, "min_depth": 0, "commas": 0}
+
+
+def _pread(fd: int, n: int, off: int) -> bytes:
+    """Exactly `n` bytes at `off` (a file shorter than its size is an error)."""
+    out = bytearray()
+    while len(out) < n:
+        b = os.pread(fd, n - len(out), off + len(out))
+        if not b:
+            raise OSError(errno.EIO, "the file is shorter than its size")
+        out += b
+    return bytes(out)
+
+
+def _data_regions(fd: int, at: int, to: int) -> Iterator[tuple[int, int]]:
+    """The data regions of bytes `at..to`, in order (SEEK_DATA, SEEK_HOLE);
+    the whole range where the system or file system cannot tell. The Rust
+    host's `DataRegions`, step for step."""
+    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
+    while at < to:
+        try:
+            start = max(os.lseek(fd, at, seek_data), at) if seek_data is not None else at
+        except OSError as e:
+            if e.errno == errno.ENXIO:
+                return  # a hole to the end
+            start = at  # no SEEK_DATA here: all of it is data
+        if start >= to:
+            return
+        try:
+            end = min(max(os.lseek(fd, start, seek_hole), start + 1), to) if seek_hole is not None else to
+        except OSError:
+            end = to
+        at = end
+        yield start, end
+
+
+def _count_newlines(fd: int, start: int, end: int) -> tuple[int, bytes]:
+    """Newlines in bytes `start..end`, reading only the data (holes are
+    zeros), and the last byte."""
+    n = 0
+    for a, b in _data_regions(fd, start, end):
+        while a < b:
+            k = min(b - a, DRAIN_CHUNK)
+            n += _pread(fd, k, a).count(b"\n")
+            a += k
+    return n, _pread(fd, 1, end - 1)
 
 
 def _reader(source: Source) -> Callable[[int], bytes]:

@@ -59,7 +59,7 @@ from ._wasm import Watchdog, compile_component, engine_config
 
 # Imported again from where they now live: the package (__init__.py), the
 # adapters and _verify.py import these names from this module.
-from ._headtail import DRAIN_CHUNK
+from ._headtail import DRAIN_CHUNK, SCAN_BOUND
 from ._model import HeadTail, components_dir
 from ._redact import REDACT_CHUNK, RedactStream
 
@@ -67,6 +67,7 @@ __all__ = [
     "DEFAULT_DRAIN_LIMIT",
     "DRAIN_CHUNK",
     "REDACT_CHUNK",
+    "SCAN_BOUND",
     "HeadTail",
     "Limits",
     "RedactStream",

@@ -155,8 +155,34 @@ fn cases() -> Vec<Case> {
             "import os\n\nDB_PASSWORD = os.environ.get(\"DB_PASSWORD\", \"\")\npassword = \"Xk9mQ2vLp7zzQ\"\n",
             &["--tool", "read_file"],
         ),
+        // An MCP result whose text is a JSON document and whose structured
+        // content is its twin, both over budget (issue #39): the text is
+        // thinned as JSON (its notes in a block of their own), the
+        // structured content keeping the shape a schema checks.
+        case(
+            "mcp-json-schema",
+            "MCP JSON text and structuredContent, thinned for an outputSchema",
+            mcp_json(),
+            &["--tool", "list_items", "--input", "mcp", "--max-tokens", "600", "--structured-fit", "schema"],
+        ),
+        case(
+            "mcp-json-marked",
+            "the same, structuredContent thinned with notes inside",
+            mcp_json(),
+            &["--tool", "list_items", "--input", "mcp", "--max-tokens", "600"],
+        ),
         case("bad-options", "a typed error", "x", &["--tool", "x", "--max-tokens", "10"]),
     ]
+}
+
+/// An MCP result as the Python SDK writes one for a tool with an output
+/// schema: the structured content, and the same as JSON text.
+fn mcp_json() -> String {
+    let items: Vec<_> =
+        (0..300).map(|i| json!({"id": i, "name": format!("item {i}"), "tags": ["alpha", "beta"]})).collect();
+    let s = json!({"items": items, "total": 300});
+    json!({"content": [{"type": "text", "text": serde_json::to_string_pretty(&s).unwrap()}], "structuredContent": s})
+        .to_string()
 }
 
 fn root() -> PathBuf {
@@ -179,6 +205,7 @@ fn options(flags: &[&str]) -> Value {
             "--max-tokens" => o.insert("max_tokens".into(), json!(val().parse::<u32>().unwrap())),
             "--content-type" => o.insert("content_type".into(), json!(val())),
             "--file-name" => o.insert("file_name".into(), json!(val())),
+            "--structured-fit" => o.insert("structured_fit".into(), json!(val())),
             "--untrusted" => o.insert("untrusted".into(), json!(true)),
             "--lenient" => o.insert("lenient".into(), json!(true)),
             // Enum cases in the JSON are the CLI's values (snake_case).

@@ -4,7 +4,7 @@
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
-use result_sanitizer_host::api::{Encoding, InputKind, Options, OutputFormat};
+use result_sanitizer_host::api::{Encoding, InputKind, Options, OutputFormat, StructuredFit};
 use result_sanitizer_host::io::DEFAULT_DRAIN_LIMIT;
 use result_sanitizer_host::{default_options, Limits};
 
@@ -19,6 +19,17 @@ pub(crate) enum Format {
 pub(crate) enum Input {
     Raw,
     Mcp,
+}
+
+/// How MCP `structuredContent` over its share of the budget is fitted.
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum Structured {
+    /// Thinned, notes inside it.
+    Marked,
+    /// Thinned keeping the shape an `outputSchema` checks.
+    Schema,
+    /// Left out, the text saying it no longer validated.
+    Omitted,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -79,6 +90,11 @@ pub(crate) struct SanitizeOpts {
     /// own name.
     #[arg(long)]
     pub(crate) file_name: Option<String>,
+    /// MCP input: how `structuredContent` over its share (half the token
+    /// budget) is fitted (`schema`: for a tool that declares an
+    /// `outputSchema`; the `mcp` proxy picks it from `tools/list`).
+    #[arg(long, value_enum, default_value = "marked")]
+    pub(crate) structured_fit: Structured,
     /// Say in the record where each redaction was made (`sites`: rule,
     /// byte span, line, column, and the value hashed under a key drawn
     /// for this call), never the value.
@@ -191,6 +207,11 @@ impl SanitizeOpts {
         self.budget.apply(&mut o);
         o.content_type = self.content_type.clone();
         o.file_name = self.file_name.clone();
+        o.structured_fit = match self.structured_fit {
+            Structured::Marked => StructuredFit::Marked,
+            Structured::Schema => StructuredFit::Schema,
+            Structured::Omitted => StructuredFit::Omitted,
+        };
         o.report_key = self.report.then(random_key);
         o
     }

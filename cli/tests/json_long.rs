@@ -216,3 +216,26 @@ fn a_10_gb_sparse_file_is_seeked_not_drained() {
     let last = kept.last().unwrap();
     assert_eq!((last["end_byte"].as_u64().unwrap(), last["end_line"].as_u64().unwrap()), (len, 201));
 }
+
+/// The same inside MCP (#39): a text block holding a JSON document or
+/// JSON lines over the byte cap is read as head + tail and fitted as the
+/// document it is, from stdin and from a file.
+#[test]
+fn inside_mcp_a_json_text_over_the_cap_stays_json_too() {
+    let all: Vec<Value> = (0..20_000).map(|i| json!({"id": i, "name": format!("n{i}"), "tags": ["a", "b"]})).collect();
+    let msg = json!({"content": [{"type": "text", "text": serde_json::to_string(&all).unwrap()}]}).to_string();
+    assert!(msg.len() > 262_144, "over the byte cap");
+    for file in [None, Some("result.json")] {
+        let v = sanitize(msg.as_bytes(), file, &["--input", "mcp", "--max-tokens", "1000"]);
+        assert_eq!(record(&v)["class"], "mcp");
+        let shown: Vec<Value> = serde_json::from_str(text(&v)).expect("the text parses");
+        check_array(&shown, &all, record(&v), "items");
+    }
+    let lines: Vec<String> = (0..20_000).map(|i| json!({"event": i, "ok": i % 7 != 0}).to_string()).collect();
+    let doc = lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+    let msg = json!({"content": [{"type": "text", "text": doc}]}).to_string();
+    for file in [None, Some("events.json")] {
+        let v = sanitize(msg.as_bytes(), file, &["--input", "mcp", "--max-tokens", "1000"]);
+        check_records(&v, &lines, false);
+    }
+}

@@ -1253,3 +1253,113 @@ fn each_profiled_client_gets_a_200_kib_result_under_its_limit_with_recall() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// tests/mcp/schema_server.py: tools that declare an `outputSchema`.
+fn schema_server() -> Vec<String> {
+    vec![python().display().to_string(), mcp_dir().join("schema_server.py").display().to_string()]
+}
+
+/// #39: a tool that declares an `outputSchema` keeps, thinned, a
+/// `structuredContent` that validates: the real TypeScript client checks
+/// it (and throws when it does not validate). Its text, a JSON document
+/// over the byte cap, comes back as one, both ends shown, with the notes
+/// in a block of their own.
+#[test]
+fn ts_client_accepts_thinned_structured_content_of_a_tool_with_an_output_schema() {
+    let (mut d, _l) = connect(Sdk::TypeScript, Via::Stdio, proxied(&[], &schema_server()));
+    let tools = d.tools();
+    let t = tools.iter().find(|t| t["name"] == "list_items").expect("listed");
+    assert!(t["outputSchema"]["properties"]["items"].is_object(), "{t}");
+    let n: u64 = 20_000;
+    let r = d.call("list_items", json!({ "n": n }));
+    assert_valid("CallToolResult", &r);
+    assert_ne!(r["isError"], true, "{}", trunc(&r));
+    let s = &r["structuredContent"];
+    let items = s["items"].as_array().expect("items, an array still");
+    let k = items.len() as u64;
+    assert!((2..1000).contains(&k), "thinned to {k} items");
+    assert!(items.iter().all(|i| i["id"].is_u64() && i["name"].is_string() && i["tags"].is_array()));
+    assert_eq!((items[0]["id"].as_u64(), items[k as usize - 1]["id"].as_u64()), (Some(0), Some(n - 1)));
+    assert_eq!(s["total"], n);
+    // The text: the SDK's JSON form of the same result, closed around its
+    // drained middle (it is over the byte cap).
+    let blocks = r["content"].as_array().unwrap();
+    let doc: Value = serde_json::from_str(blocks[0]["text"].as_str().unwrap()).expect("the text parses");
+    let shown = doc["items"].as_array().expect("the text's items");
+    assert_eq!(shown[0]["id"], 0);
+    let last = shown.iter().rev().find(|i| i.is_object()).unwrap();
+    assert_eq!(last["id"], n - 1, "the text's end is shown");
+    let note = shown.iter().find_map(|i| i.as_str()).expect("a note where the middle was");
+    assert!(note.starts_with("[truncated: ") && note.contains(&format!(" of {n}; bytes ")), "{note}");
+    // The notes: where the structured content was cut, exactly.
+    let notes = blocks[1]["text"].as_str().expect("a notes block");
+    let said = format!("/items: {} items omitted (indexes {}-{} of {n})", n - k, k - 1, n - 2);
+    assert!(notes.contains(&said), "{notes}");
+    let rec = &r["_meta"]["result-sanitizer/record"];
+    assert_eq!(rec["truncated"], true);
+    assert!(rec["structure"]["items"].as_u64().unwrap() >= n - k);
+}
+
+/// One raw JSON-RPC exchange with the proxy in front of `server`: the
+/// answers to `requests` (after initialize), by id.
+fn raw_exchange(server: &[String], requests: &[Value]) -> Vec<Value> {
+    let mut child = Command::new(BIN)
+        .args(proxied(&[], server))
+        .current_dir(mcp_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let mut output = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |m: &Value, id: Option<u64>| -> Option<Value> {
+        writeln!(input, "{m}").unwrap();
+        input.flush().unwrap();
+        let id = id?;
+        loop {
+            let mut line = String::new();
+            assert!(output.read_line(&mut line).unwrap() > 0, "the proxy closed");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return Some(v);
+            }
+        }
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    ask(&init, Some(0)).unwrap();
+    ask(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), None);
+    let out = requests.iter().map(|r| ask(r, r["id"].as_u64()).unwrap()).collect();
+    drop(input);
+    let _ = child.wait();
+    out
+}
+
+/// #39: thinned, a structured content that cannot validate (the schema
+/// asks for at least 1 000 items) is never sent: the proxy leaves it out,
+/// the text says why; the TypeScript client then reports the missing
+/// structured content rather than an invalid one.
+#[test]
+fn structured_content_that_cannot_validate_thinned_is_left_out_with_a_note() {
+    let call = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "at_least", "arguments": {"n": 5000}}});
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let answers = raw_exchange(&schema_server(), &[list, call(2)]);
+    let tools = answers[0]["result"]["tools"].as_array().unwrap();
+    let schema = &tools.iter().find(|t| t["name"] == "at_least").unwrap()["outputSchema"];
+    assert_eq!(schema["properties"]["items"]["minItems"], 1000, "{schema}");
+    let r = &answers[1]["result"];
+    assert_valid("CallToolResult", r);
+    assert!(r.get("structuredContent").is_none(), "an invalid one is never sent");
+    let text: String = r["content"].as_array().unwrap().iter().filter_map(|b| b["text"].as_str()).collect();
+    assert!(
+        text.contains("structuredContent omitted: thinned to fit the budget, it no longer validated against the tool's outputSchema"),
+        "{}",
+        &text[text.len().saturating_sub(600)..]
+    );
+    // Without a schema check it would have been sent thinned: the same
+    // call under a budget it fits keeps it (1000+ items fit 200k tokens).
+    let (mut d, _l) = connect(Sdk::TypeScript, Via::Stdio, proxied(&[], &schema_server()));
+    d.tools();
+    let e = d.cmd(json!({ "op": "call", "name": "at_least", "args": { "n": 5000 } })).unwrap_err();
+    assert!(e.contains("structured content"), "{e}");
+}

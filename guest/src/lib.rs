@@ -41,6 +41,7 @@ wit_bindgen::generate!({
         "result-sanitizer:core/result-sanitizer@0.1.0/encoding": [#[serde(rename_all = "snake_case")]],
         "result-sanitizer:core/result-sanitizer@0.1.0/slice-unit": [#[serde(rename_all = "snake_case")]],
         "result-sanitizer:core/result-sanitizer@0.1.0/output-source": [#[serde(rename_all = "snake_case")]],
+        "result-sanitizer:core/result-sanitizer@0.1.0/structured-fit": [#[serde(rename_all = "snake_case")]],
         "result-sanitizer:core/result-sanitizer@0.1.0/content-class": [#[serde(rename_all = "snake_case")]],
         "result-sanitizer:core/result-sanitizer@0.1.0/strategy": [#[serde(rename_all = "snake_case")]],
         "result-sanitizer:core/result-sanitizer@0.1.0/stage": [#[serde(rename_all = "snake_case")]],

@@ -8,7 +8,9 @@
 
 use std::borrow::Cow;
 
-use crate::api::{Budget, Encoding, InputKind, Options, OutputFormat, OutputSource, RedactRequest, SanitizeError};
+use crate::api::{
+    Budget, Encoding, InputKind, Options, OutputFormat, OutputSource, RedactRequest, SanitizeError, StructuredFit,
+};
 use crate::pack_api::{BudgetOverride, RuleSet};
 use crate::support::code::content_type_for_path;
 
@@ -76,6 +78,7 @@ pub fn default_options() -> Options {
         pii: false,
         pii_public_ip: false,
         file_name: None,
+        structured_fit: StructuredFit::Marked,
     }
 }
 

@@ -53,6 +53,9 @@ struct Body {
     total: Option<u64>,
     is_error: bool,
     class: ContentClass,
+    /// The class whose strategy fits the text: the class itself, except an
+    /// MCP text that holds a JSON document or JSON lines (fitted as one).
+    shape: ContentClass,
 }
 
 /// [`sanitize`], also returning the model-visible text (for round budgets).
@@ -120,6 +123,7 @@ pub(crate) fn sanitize_visible(
                     total: None,
                     is_error: false,
                     class,
+                    shape: class,
                 }
             } else {
                 let text = input.to_vec();
@@ -134,6 +138,7 @@ pub(crate) fn sanitize_visible(
                     total: opts.total_bytes,
                     is_error: false,
                     class,
+                    shape: class,
                 }
             }
         }
@@ -143,16 +148,20 @@ pub(crate) fn sanitize_visible(
             record.mcp(parsed.user_only, parsed.media_tokens);
             let total = Some(parsed.text.len() as u64);
             let ends_line = parsed.text.ends_with('\n');
+            // A text holding a JSON document (or JSON lines) is fitted as
+            // one, as raw output is: it stays valid JSON (whole records).
+            let shape = match triage::refine(parsed.text.as_bytes(), opts.content_type.as_deref()) {
+                c @ (ContentClass::Json | ContentClass::JsonLines) => c,
+                _ => ContentClass::Mcp,
+            };
             // A text over the cap is read as head + tail, as a long raw
             // output is: its end is where a log puts its verdict. Not a
-            // recall's slice, nor a JSON document (head and tail would not
-            // be one).
-            let long = parsed.text.len() as u64 > budget.max_bytes
-                && opts.slice.is_none()
-                && !parsed.text.trim_start().starts_with(['{', '[']);
+            // recall's slice. A JSON document is joined where it was cut
+            // (it is closed around the middle), the rest on whole lines.
+            let long = parsed.text.len() as u64 > budget.max_bytes && opts.slice.is_none();
             let (text, drained) = if long {
                 let (bytes, gap) = byte_cap::head_tail(&parsed.text, budget.max_bytes, pack)?;
-                let (joined, d) = join(&bytes, &gap, true, &pass, &mut record);
+                let (joined, d) = join(&bytes, &gap, shape != ContentClass::Json, &pass, &mut record);
                 (joined, Some((d, gap)))
             } else {
                 (parsed.text.into_bytes(), None)
@@ -168,6 +177,7 @@ pub(crate) fn sanitize_visible(
                 total,
                 is_error: parsed.is_error,
                 class: ContentClass::Mcp,
+                shape,
             }
         }
     };
@@ -206,7 +216,15 @@ pub(crate) fn sanitize_visible(
     let recall = Recall::from_options(opts);
     let mut notes = Vec::new();
     let (structured, structured_tokens) = match body.structured {
-        Some(s) => structure::structured_content(s, &budget, &recall, input.len(), tok, &mut record, &mut notes),
+        Some(s) => structure::structured_content(
+            s,
+            opts.structured_fit,
+            &budget,
+            &recall.short(input.len() as u64),
+            tok,
+            &mut record,
+            &mut notes,
+        ),
         None => (None, 0),
     };
     notes.extend(body.notes);
@@ -255,11 +273,25 @@ pub(crate) fn sanitize_visible(
     }
     record.text(capped.input_len, capped.original_bytes, capped.cap_hit, stats, recall.call_id.is_some());
 
+    // An MCP text that holds a JSON document keeps the notes out of it, so
+    // that it parses: they go in a text block of their own after it (for
+    // OpenAI's one string, on lines after it), redacted as the text is.
+    let side = (body.class == ContentClass::Mcp && body.shape == ContentClass::Json && !notes.is_empty()).then(|| {
+        let (text, counts) = wrap::FinalPass::run(&pass, &notes.join("\n"));
+        record.add_counts(counts.counts);
+        let tokens = tok.count(&format!("\n{text}")) as u32;
+        (text, tokens)
+    });
+    if side.is_some() {
+        notes.clear();
+    }
+
     // Fit to the budgets, structure first; every attempt is rendered.
     let totals = capped.totals(stats.lines, &budget, recall);
-    let token_budget = budget.max_tokens.saturating_sub(structured_tokens + record.media_tokens());
+    let token_budget =
+        budget.max_tokens.saturating_sub(structured_tokens + record.media_tokens() + side.as_ref().map_or(0, |s| s.1));
     let error_line = tool_error_line(opts, &pass, tok, token_budget, &mut record);
-    let shapes = structure::shapes(body.class, &located);
+    let shapes = structure::shapes(body.shape, &located);
     let renderer = Renderer {
         compose: Compose {
             p: &located,
@@ -286,7 +318,7 @@ pub(crate) fn sanitize_visible(
         opts,
         budget: &budget,
         token_budget,
-        class: body.class,
+        class: body.shape,
         p: &located,
         totals: &totals,
         read: capped.read.len(),
@@ -315,7 +347,12 @@ pub(crate) fn sanitize_visible(
     if let Some(unread) = capped.unread_span(stats.lines) {
         record.omitted(unread);
     }
-    let record = record.finish(&out.text, out.tokens);
+    let record = match &side {
+        Some((notes, tokens)) => {
+            record.finish(&format!("{}\n{notes}", out.text), out.tokens.map(|t| t + *tokens as u64))
+        }
+        None => record.finish(&out.text, out.tokens),
+    };
     // The text's twins in the structured content: the text as shown,
     // without the frame the text block carries.
     let structured = structured.map(|mut s| {
@@ -326,7 +363,8 @@ pub(crate) fn sanitize_visible(
         s
     });
     let is_error = body.is_error || opts.tool_error.is_some();
-    let message = wrap::message(opts, &out.text, &body.extras, structured.as_ref(), is_error, &record);
+    let side = side.map(|(notes, _)| notes);
+    let message = wrap::message(opts, &out.text, side.as_deref(), &body.extras, structured.as_ref(), is_error, &record);
     Ok((Sanitized { message, record, is_error }, out.text))
 }
 
@@ -398,6 +436,6 @@ fn binary(
     record.binary(total.unwrap_or(n as u64).max(n as u64));
     let tokens = tok.count_unless_fits(&text, record.budget().max_tokens as usize);
     let record = record.finish(&text, tokens.map(|n| n as u64));
-    let message = wrap::message(opts, &text, &[], None, true, &record);
+    let message = wrap::message(opts, &text, None, &[], None, true, &record);
     (Sanitized { message, record, is_error: true }, text)
 }

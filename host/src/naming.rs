@@ -25,7 +25,7 @@ pub(crate) fn record_to_json_names(v: &mut Value) {
 /// Options in the pipeline's JSON, renamed for the binding type (its enum
 /// fields: `format`, `input`, `encoding`, `source`).
 pub(crate) fn options_to_binding_names(v: &mut Value) {
-    for key in ["format", "input", "encoding", "source"] {
+    for key in ["format", "input", "encoding", "source", "structured_fit"] {
         recase(v.get_mut(key), to_rust_case);
     }
 }

@@ -13,7 +13,9 @@
 //!   from its `mimeType` or its URI's file name), and of every message of
 //!   a `prompts/get` result ([`prompts`]). Budgets are the pack's
 //!   per-tool ones under the config file's ([`config`]), capped by the
-//!   client's profile ([`profiles`]).
+//!   client's profile ([`profiles`]). A tool that declares an
+//!   `outputSchema` gets a `structuredContent` that still validates
+//!   against it, or none, with a note saying why (`schemas.rs`).
 //! * **Refused**: a `tools/call` whose arguments hold a redaction
 //!   placeholder or a truncation marker ([`guard`]).
 //! * **Added**: when recall is on, results are kept in the host's
@@ -51,6 +53,7 @@
 //! | `guard.rs` | calls whose arguments hold a placeholder: refused |
 //! | `prompts.rs` | `prompts/get` results: their texts sanitized |
 //! | `profiles.rs` | budgets by the client's name (`clientInfo.name`) |
+//! | `schemas.rs` | tools' `outputSchema`: structured content that still validates |
 //! | `session.rs` | one client's stream: what each message becomes |
 //! | `lines.rs` | newline-delimited messages read under a cap |
 //! | `stdio.rs` | the stdio transport: the server as a child process |
@@ -65,6 +68,7 @@ mod peek;
 pub mod profiles;
 pub mod prompts;
 mod rpc;
+mod schemas;
 pub mod session;
 pub mod stdio;
 pub mod upstream;

@@ -21,7 +21,7 @@ use super::rpc::{
 };
 pub use super::rpc::{INTERNAL_ERROR, INVALID_REQUEST, SERVER_GONE};
 use super::Proxy;
-use result_sanitizer_host::api::{InputKind, Options, OutputFormat, OutputSource, Slice, SliceUnit};
+use result_sanitizer_host::api::{InputKind, Options, OutputFormat, OutputSource, Slice, SliceUnit, StructuredFit};
 
 /// What to do with a message from the client.
 pub enum FromClient {
@@ -71,6 +71,8 @@ pub struct Session {
     tasks: Mutex<HashMap<String, (String, Option<String>)>>,
     /// The client's budget profile, from its `initialize`.
     profile: Mutex<Option<super::profiles::Profile>>,
+    /// The server's tools' declared output schemas.
+    schemas: super::schemas::Schemas,
 }
 
 impl Session {
@@ -86,6 +88,7 @@ impl Session {
             kept: Mutex::default(),
             tasks: Mutex::default(),
             profile: Mutex::default(),
+            schemas: Default::default(),
         }
     }
 
@@ -406,13 +409,37 @@ impl Session {
         json: &str,
         read: &ToolResult,
     ) -> result_sanitizer_host::Result<result_sanitizer_host::api::Sanitized> {
-        let p = &self.proxy;
-        let bytes = json.as_bytes();
         let mut o = self.options(tool, InputKind::Mcp);
         // A source file read by a tool is redacted as code.
         o.content_type = code.clone();
+        // A declared output schema: thinned keeping its shape, checked, left
+        // out when it still does not validate (see [`super::schemas`]).
+        let checker;
+        (o.structured_fit, checker) = self.schemas.fit_for(tool);
+        let out = self.sanitize_call_result_with(tool, code, json, read, &mut o)?;
+        match checker {
+            Some(c) if super::schemas::rejects(&c, tool, &out.message) => {
+                o.structured_fit = StructuredFit::Omitted;
+                self.proxy.sanitizer.sanitize_with(&self.proxy.pack, json.as_bytes(), &o)
+            }
+            _ => Ok(out),
+        }
+    }
+
+    /// [`Self::sanitize_call_result`] with options `o` (given a call id
+    /// when the result is kept for recall).
+    fn sanitize_call_result_with(
+        &self,
+        tool: &str,
+        code: Option<String>,
+        json: &str,
+        read: &ToolResult,
+        o: &mut Options,
+    ) -> result_sanitizer_host::Result<result_sanitizer_host::api::Sanitized> {
+        let p = &self.proxy;
+        let bytes = json.as_bytes();
         if !p.config.recall.enabled {
-            return p.sanitizer.sanitize_with(&p.pack, bytes, &o);
+            return p.sanitizer.sanitize_with(&p.pack, bytes, o);
         }
         // What a recall slices is the joined text, so only the blocks that
         // make it are kept: structured content and media would otherwise
@@ -427,12 +454,12 @@ impl Session {
         if blocks.len() > p.store.max_item_bytes() {
             // A cut prefix of the blocks' JSON would not parse: not kept,
             // and the markers say so.
-            return p.sanitizer.sanitize_with(&p.pack, bytes, &o);
+            return p.sanitizer.sanitize_with(&p.pack, bytes, o);
         }
         o.call_id = self.keep_id(tool, code, InputKind::Mcp);
         let kept = p.store.put(&self.tenant, &o.call_id, blocks)?;
         o.recall_bytes = (kept > 0).then_some(kept);
-        let out = p.sanitizer.sanitize_with(&p.pack, bytes, &o)?;
+        let out = p.sanitizer.sanitize_with(&p.pack, bytes, o)?;
         p.store.set_truncated(&o.call_id, out.record.truncated);
         Ok(out)
     }
@@ -483,8 +510,9 @@ impl Session {
 
     /// A `tools/list` result with the recall tool added to its last page.
     fn tools_list(&self, result: &Value, first: bool) -> Option<Value> {
-        self.recall_tool()?;
         let tools = result.get("tools")?.as_array()?;
+        self.schemas.note(tools, first);
+        self.recall_tool()?;
         let mut listed = self.listed.lock().expect("listed lock");
         if first {
             listed.clear();

@@ -114,6 +114,7 @@ impl Request {
             pii: false,
             pii_public_ip: false,
             file_name: None,
+            structured_fit: rs::StructuredFit::Marked,
         };
         let mut drain_limit = DEFAULT_DRAIN_LIMIT;
         let (mut exit_status, mut error_code, mut error_message) = (None::<i64>, None, None);

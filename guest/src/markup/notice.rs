@@ -27,6 +27,40 @@ pub fn structured_thinned(tokens: u32, max_tokens: u32) -> String {
     )
 }
 
+/// Structured content thinned keeping its shape for a schema: which
+/// arrays were cut, and where (the first few; the rest counted).
+pub fn structured_thinned_bare(
+    tokens: u32,
+    max_tokens: u32,
+    arrays: &[crate::strategies::json::ArrayCut],
+    rest: &str,
+) -> String {
+    const LISTED: usize = 6;
+    let mut said: Vec<String> = arrays
+        .iter()
+        .take(LISTED)
+        .map(|a| {
+            let at = if a.path.is_empty() { "the root" } else { a.path.as_str() };
+            format!("{at}: {} items omitted (indexes {}-{} of {})", a.omitted, a.first, a.last, a.of)
+        })
+        .collect();
+    if arrays.len() > LISTED {
+        said.push(format!("{} more arrays cut", arrays.len() - LISTED));
+    }
+    let arrays = if said.is_empty() { String::new() } else { format!("; arrays cut: {}", said.join("; ")) };
+    format!(
+        "{PREFIX} structuredContent thinned to {tokens} tokens (half the {max_tokens}-token budget) keeping the shape its outputSchema checks, notes only inside cut strings{arrays}{rest}.]"
+    )
+}
+
+/// Structured content left out because, thinned, it no longer validated
+/// against the tool's `outputSchema` (the host found it).
+pub fn structured_invalid() -> String {
+    format!(
+        "{PREFIX} structuredContent omitted: thinned to fit the budget, it no longer validated against the tool's outputSchema; its text form is above.]"
+    )
+}
+
 /// Structured content left out: over its share even when thinned.
 pub fn structured_omitted(max_tokens: u32) -> String {
     format!(

@@ -10,8 +10,8 @@
 
 use serde_json::Value;
 
-use crate::api::{Budget, ContentClass, Options, Span, Stage, Strategy, StructureCuts};
-use crate::markup::marker::{self, Recall, Totals};
+use crate::api::{Budget, ContentClass, Options, Span, Stage, Strategy, StructureCuts, StructuredFit};
+use crate::markup::marker::{self, Totals};
 use crate::markup::notice;
 use crate::record::{no_cuts, RecordBuilder};
 use crate::stages::char_budget;
@@ -353,13 +353,14 @@ fn head_tail(f: &Fit, record: &mut RecordBuilder) -> Outcome {
 }
 
 /// MCP structured content: it shares the token budget with the text, at
-/// most half of it, thinned like any JSON document when larger. Returns
-/// what is passed on, and its tokens; a notice says what was done.
+/// most half of it, thinned like any JSON document when larger (`how`:
+/// with notes inside it, keeping the shape a schema checks, or left out;
+/// `rest`: the recovery wording of its notes). Returns what is passed on, and its tokens; a notice says what was done.
 pub(crate) fn structured_content(
     s: Value,
+    how: StructuredFit,
     budget: &Budget,
-    recall: &Recall,
-    input_len: usize,
+    rest: &str,
     tok: Tokenizer<'_>,
     record: &mut RecordBuilder,
     notes: &mut Vec<String>,
@@ -369,14 +370,27 @@ pub(crate) fn structured_content(
         let json = serde_json::to_string(v).unwrap_or_default();
         tok.count_within(&json, half).map(|n| n.unwrap_or_else(|| tok.upper_bound(&json)) as u32)
     };
+    if how == StructuredFit::Omitted {
+        notes.push(notice::structured_invalid());
+        return (None, 0);
+    }
     if let Some(tokens) = count(&s) {
         return (Some(s), tokens);
     }
-    let rest = recall.short(input_len as u64);
-    match json::fit(&s, &rest, |t| count(t).map(|n| (t.clone(), n))) {
+    let found = match how {
+        StructuredFit::Schema => {
+            json::fit_bare(&s, rest, |t| count(t).map(|n| (t.clone(), n))).map(|((thinned, tokens), cuts, arrays)| {
+                notes.push(notice::structured_thinned_bare(tokens, budget.max_tokens, &arrays, rest));
+                ((thinned, tokens), cuts)
+            })
+        }
+        _ => json::fit(&s, rest, |t| count(t).map(|n| (t.clone(), n))).inspect(|((_, tokens), _)| {
+            notes.push(notice::structured_thinned(*tokens, budget.max_tokens));
+        }),
+    };
+    match found {
         Some(((thinned, tokens), cuts)) => {
             record.structured_cuts(cuts);
-            notes.push(notice::structured_thinned(tokens, budget.max_tokens));
             (Some(thinned), tokens)
         }
         None => {

@@ -44,10 +44,13 @@ pub enum Extra {
     ResourceLink(Value),
 }
 
-/// Builds the message JSON.
+/// Builds the message JSON. `notes`, when given, are the text's notes
+/// kept out of it (a JSON document's): a text block of their own after it,
+/// or for OpenAI's one string, lines after it.
 pub fn message(
     opts: &Options,
     text: &str,
+    notes: Option<&str>,
     extras: &[Extra],
     structured: Option<&Value>,
     is_error: bool,
@@ -57,6 +60,7 @@ pub fn message(
     let v = match opts.format {
         OutputFormat::Mcp => {
             let mut content = vec![json!({"type": "text", "text": text})];
+            content.extend(notes.map(|n| json!({"type": "text", "text": n})));
             for e in extras {
                 content.push(match e {
                     Extra::Image { data, mime } => json!({"type": "image", "data": data, "mimeType": mime}),
@@ -74,11 +78,15 @@ pub fn message(
             Value::Object(m)
         }
         OutputFormat::Openai => json!({
-            "message": {"role": "tool", "tool_call_id": opts.call_id, "content": text},
+            "message": {"role": "tool", "tool_call_id": opts.call_id, "content": match notes {
+                Some(n) => format!("{text}\n{n}"),
+                None => text.to_string(),
+            }},
             "record": record,
         }),
         OutputFormat::Anthropic => {
             let mut content = vec![json!({"type": "text", "text": text})];
+            content.extend(notes.map(|n| json!({"type": "text", "text": n})));
             for e in extras {
                 if let Extra::Image { data, mime } = e {
                     content

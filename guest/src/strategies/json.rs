@@ -14,7 +14,13 @@
 //!   `"[truncated: object with 12 keys omitted]"`.
 //!
 //! The truncation information is data inside the document, never a broken
-//! string, and every cut is counted in [`StructureCuts`]. Members keep
+//! string, and every cut is counted in [`StructureCuts`].
+//!
+//! [`thin_bare`] thins for a document a schema will check (MCP structured
+//! content of a tool that declares an `outputSchema`): arrays are cut
+//! without a note element (the cuts are returned, to be said outside),
+//! members are neither dropped nor added and containers never summarised,
+//! so the types and required members stay; only strings carry their note. Members keep
 //! their order (serde_json's `preserve_order`). The fit searches
 //! the ladder by bisection (thinning is monotone: a harsher level is never
 //! larger), so a document is thinned and rendered O(log levels) times; each
@@ -66,59 +72,123 @@ pub const LEVELS: &[Level] = &[
 /// `v` thinned at `level`; `cuts` counts what was left out. `rest` is the
 /// recovery wording appended to each note ("not kept", "recallable").
 pub fn thin(v: &Value, level: &Level, rest: &str, cuts: &mut StructureCuts) -> Value {
-    thin_at(v, level, 0, rest, cuts)
+    Thin { lv: level, rest, cuts, arrays: None }.at(v, 0, &mut String::new())
 }
 
-fn thin_at(v: &Value, lv: &Level, depth: usize, rest: &str, cuts: &mut StructureCuts) -> Value {
-    match v {
-        Value::Array(a) if !a.is_empty() && depth >= lv.depth => {
-            cuts.containers += 1;
-            Value::String(marker::json_container("array of", a.len(), "items", rest))
-        }
-        Value::Object(m) if !m.is_empty() && depth >= lv.depth => {
-            cuts.containers += 1;
-            Value::String(marker::json_container("object", m.len(), "keys", rest))
-        }
-        Value::Array(a) => {
-            let n = a.len();
-            let keep = lv.items.max(2);
-            if n <= keep {
-                return Value::Array(a.iter().map(|x| thin_at(x, lv, depth + 1, rest, cuts)).collect());
+/// An array thinned with its note outside the document ([`thin_bare`]):
+/// where it is (a JSON pointer) and which items were left out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArrayCut {
+    /// JSON pointer of the array (`""`: the root).
+    pub path: String,
+    /// Items left out: indexes `first..=last` of `of`.
+    pub omitted: usize,
+    pub first: usize,
+    pub last: usize,
+    pub of: usize,
+}
+
+/// `v` thinned at `level` keeping the shape a schema checks: an array
+/// keeps its first `items - 1` items and its last with no note among them
+/// (each such cut listed in `arrays`), objects keep every member and no
+/// container is summarised; a long string is cut as by [`thin`] (its note
+/// stays inside it, and it stays a string).
+pub fn thin_bare(v: &Value, level: &Level, rest: &str, cuts: &mut StructureCuts, arrays: &mut Vec<ArrayCut>) -> Value {
+    Thin { lv: level, rest, cuts, arrays: Some(arrays) }.at(v, 0, &mut String::new())
+}
+
+/// One thinning: with `arrays`, bare (notes outside, shape kept).
+struct Thin<'a> {
+    lv: &'a Level,
+    rest: &'a str,
+    cuts: &'a mut StructureCuts,
+    arrays: Option<&'a mut Vec<ArrayCut>>,
+}
+
+impl Thin<'_> {
+    /// `v` at `depth`; `path` is its JSON pointer, kept only when bare.
+    fn at(&mut self, v: &Value, depth: usize, path: &mut String) -> Value {
+        let (lv, rest) = (self.lv, self.rest);
+        let bare = self.arrays.is_some();
+        match v {
+            Value::Array(a) if !a.is_empty() && depth >= lv.depth && !bare => {
+                self.cuts.containers += 1;
+                Value::String(marker::json_container("array of", a.len(), "items", rest))
             }
-            let head = keep - 1;
-            let omitted = n - keep;
-            cuts.items += omitted as u64;
-            let mut out: Vec<Value> = a[..head].iter().map(|x| thin_at(x, lv, depth + 1, rest, cuts)).collect();
-            out.push(Value::String(marker::json_items(omitted, head, n - 2, n, rest)));
-            out.push(thin_at(&a[n - 1], lv, depth + 1, rest, cuts));
-            Value::Array(out)
-        }
-        Value::Object(m) => {
-            let n = m.len();
-            let keep = if n > lv.keys { lv.keys.saturating_sub(1).max(1) } else { n };
-            let mut out = Map::new();
-            for (k, x) in m.iter().take(keep) {
-                out.insert(k.clone(), thin_at(x, lv, depth + 1, rest, cuts));
+            Value::Object(m) if !m.is_empty() && depth >= lv.depth && !bare => {
+                self.cuts.containers += 1;
+                Value::String(marker::json_container("object", m.len(), "keys", rest))
             }
-            if keep < n {
-                cuts.keys += (n - keep) as u64;
-                let (key, note) = marker::json_keys(n - keep, rest);
-                out.insert(key, Value::String(note));
+            Value::Array(a) => {
+                let n = a.len();
+                let keep = lv.items.max(2);
+                if n <= keep {
+                    return Value::Array(a.iter().enumerate().map(|(i, x)| self.item(x, i, depth, path)).collect());
+                }
+                let head = keep - 1;
+                let omitted = n - keep;
+                self.cuts.items += omitted as u64;
+                let mut out: Vec<Value> =
+                    a[..head].iter().enumerate().map(|(i, x)| self.item(x, i, depth, path)).collect();
+                match self.arrays.as_deref_mut() {
+                    Some(arrays) => {
+                        arrays.push(ArrayCut { path: path.clone(), omitted, first: head, last: n - 2, of: n })
+                    }
+                    None => out.push(Value::String(marker::json_items(omitted, head, n - 2, n, rest))),
+                }
+                out.push(self.item(&a[n - 1], n - 1, depth, path));
+                Value::Array(out)
             }
-            Value::Object(out)
-        }
-        Value::String(s) => {
-            let chars = s.chars().count();
-            // Our own notes (a byte-cap note) are never shortened.
-            if chars <= lv.chars || s.starts_with(PREFIX) {
-                return v.clone();
+            Value::Object(m) => {
+                let n = m.len();
+                let keep = if n > lv.keys && !bare { lv.keys.saturating_sub(1).max(1) } else { n };
+                let mut out = Map::new();
+                for (k, x) in m.iter().take(keep) {
+                    let len = path.len();
+                    if bare {
+                        pointer_push(path, k);
+                    }
+                    out.insert(k.clone(), self.at(x, depth + 1, path));
+                    path.truncate(len);
+                }
+                if keep < n {
+                    self.cuts.keys += (n - keep) as u64;
+                    let (key, note) = marker::json_keys(n - keep, rest);
+                    out.insert(key, Value::String(note));
+                }
+                Value::Object(out)
             }
-            let end = s.char_indices().nth(lv.chars).map_or(s.len(), |(i, _)| i);
-            cuts.chars += (chars - lv.chars) as u64;
-            Value::String(marker::json_string(&s[..end], chars - lv.chars, rest))
+            Value::String(s) => {
+                let chars = s.chars().count();
+                // Our own notes (a byte-cap note) are never shortened.
+                if chars <= lv.chars || s.starts_with(PREFIX) {
+                    return v.clone();
+                }
+                let end = s.char_indices().nth(lv.chars).map_or(s.len(), |(i, _)| i);
+                self.cuts.chars += (chars - lv.chars) as u64;
+                Value::String(marker::json_string(&s[..end], chars - lv.chars, rest))
+            }
+            _ => v.clone(),
         }
-        _ => v.clone(),
     }
+
+    /// Item `i` of an array at `depth`.
+    fn item(&mut self, x: &Value, i: usize, depth: usize, path: &mut String) -> Value {
+        let len = path.len();
+        if self.arrays.is_some() {
+            path.push('/');
+            path.push_str(&i.to_string());
+        }
+        let out = self.at(x, depth + 1, path);
+        path.truncate(len);
+        out
+    }
+}
+
+/// `path` followed by the member `key`, escaped as a JSON pointer does.
+fn pointer_push(path: &mut String, key: &str) {
+    path.push('/');
+    path.push_str(&key.replace('~', "~0").replace('/', "~1"));
 }
 
 /// A JSON document cut by the byte cap, closed after its last complete
@@ -181,13 +251,45 @@ pub fn render(v: &Value) -> String {
 
 /// The most generous level whose thinned value `fits` accepts, with what
 /// `fits` returned and the cuts; `None` when not even the harshest fits.
-pub fn fit<R>(v: &Value, rest: &str, mut fits: impl FnMut(&Value) -> Option<R>) -> Option<(R, StructureCuts)> {
+pub fn fit<R>(v: &Value, rest: &str, fits: impl FnMut(&Value) -> Option<R>) -> Option<(R, StructureCuts)> {
+    fit_with(|lv, cuts| thin(v, lv, rest, cuts), fits).map(|(r, cuts, _)| (r, cuts))
+}
+
+/// [`fit`] with [`thin_bare`]: also the arrays cut at the level found.
+pub fn fit_bare<R>(
+    v: &Value,
+    rest: &str,
+    fits: impl FnMut(&Value) -> Option<R>,
+) -> Option<(R, StructureCuts, Vec<ArrayCut>)> {
+    let mut arrays = Vec::new();
+    let found = fit_with(
+        |lv, cuts| {
+            arrays.clear();
+            thin_bare(v, lv, rest, cuts, &mut arrays)
+        },
+        fits,
+    );
+    // Thinning is deterministic: the last level tried is not always the
+    // one found, so the arrays of the one found are made again.
+    found.map(|(r, cuts, i)| {
+        let mut again = no_cuts();
+        arrays.clear();
+        thin_bare(v, &LEVELS[i], rest, &mut again, &mut arrays);
+        (r, cuts, arrays)
+    })
+}
+
+/// The bisection of [`fit`] over a thinning; also the level's index.
+fn fit_with<R>(
+    mut thin: impl FnMut(&Level, &mut StructureCuts) -> Value,
+    mut fits: impl FnMut(&Value) -> Option<R>,
+) -> Option<(R, StructureCuts, usize)> {
     let mut attempt = |i: usize| {
         let mut cuts = no_cuts();
-        let t = thin(v, &LEVELS[i], rest, &mut cuts);
-        fits(&t).map(|r| (r, cuts))
+        let t = thin(&LEVELS[i], &mut cuts);
+        fits(&t).map(|r| (r, cuts, i))
     };
-    // Bisection for the first level that fits.
+    // Bisection for the first level that fits (thinning is monotone).
     let (mut lo, mut hi) = (0usize, LEVELS.len());
     let mut best = None;
     while lo < hi {
@@ -241,6 +343,34 @@ mod tests {
         assert_eq!(t["a"]["b"], json!("[truncated: object with 1 keys omitted]"));
         assert_eq!(t["[truncated:]"], json!("3 more keys omitted"));
         assert_eq!((cuts.containers, cuts.keys), (1, 3));
+    }
+
+    #[test]
+    fn bare_thinning_keeps_the_shape_and_says_where_it_cut() {
+        let v = json!({
+            "items": (0..100).map(|i| json!({"id": i, "tags": ["a", "b", "c", "d"]})).collect::<Vec<_>>(),
+            "a/b": {"deep": {"deeper": {"deepest": [1, 2, 3, 4, 5]}}},
+            "k1": 1, "k2": 2, "k3": 3, "name": "x".repeat(50)
+        });
+        let mut cuts = no_cuts();
+        let mut arrays = Vec::new();
+        let t = thin_bare(&v, &lv(3, 2, 20, 1), ", not kept", &mut cuts, &mut arrays);
+        // Every member kept, every container still one, every item an object.
+        assert_eq!(
+            t.as_object().unwrap().keys().collect::<Vec<_>>(),
+            v.as_object().unwrap().keys().collect::<Vec<_>>()
+        );
+        let items = t["items"].as_array().unwrap();
+        assert_eq!(items.iter().map(|x| x["id"].as_u64().unwrap()).collect::<Vec<_>>(), [0, 1, 99]);
+        assert!(items.iter().all(|x| x["tags"] == json!(["a", "b", "d"])));
+        assert_eq!(t["a/b"]["deep"]["deeper"]["deepest"], json!([1, 2, 5]));
+        assert!(t["name"].as_str().unwrap().ends_with("[truncated: 30 chars omitted, not kept]"));
+        assert_eq!((cuts.items, cuts.keys, cuts.containers, cuts.chars), (97 + 3 + 2, 0, 0, 30));
+        let at = |p: &str| arrays.iter().find(|a| a.path == p).cloned();
+        assert_eq!(at("/items"), Some(ArrayCut { path: "/items".into(), omitted: 97, first: 2, last: 98, of: 100 }));
+        assert_eq!(at("/items/99/tags").map(|a| (a.first, a.last)), Some((2, 2)));
+        assert_eq!(at("/a~1b/deep/deeper/deepest").map(|a| a.omitted), Some(2));
+        assert_eq!(arrays.len(), 3 + 1 + 1);
     }
 
     #[test]

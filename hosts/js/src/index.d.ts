@@ -22,6 +22,8 @@ export interface SanitizeOptions {
   toolError?: { code: string; message: string };
   /** Where the output came from: the recovery route its markers name. */
   source?: 'tool' | 'file' | 'pipe';
+  /** MCP `structuredContent` over its share: thinned with notes inside, keeping a schema's shape, or left out (WIT `structured-fit`). */
+  structuredFit?: 'marked' | 'schema' | 'omitted';
   /** The drained middle, as `readHeadTail` returns it. */
   gap?: Gap | null;
 }

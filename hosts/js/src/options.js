@@ -9,6 +9,7 @@ const FORMATS = ['mcp', 'openai', 'anthropic'];
 const INPUTS = ['raw', 'mcp'];
 const ENCODINGS = ['o200k_base', 'cl100k_base'];
 const SOURCES = ['tool', 'file', 'pipe'];
+const STRUCTURED_FITS = ['marked', 'schema', 'omitted'];
 
 function pick(cases, value, what) {
   if (!cases.includes(value)) throw new TypeError(`unknown ${what} ${JSON.stringify(value)}; expected one of ${cases.join(', ')}`);
@@ -46,6 +47,7 @@ export function twinOptions(o = {}) {
   if (o.input !== undefined) t.input = pick(INPUTS, o.input, 'input');
   if (o.encoding !== undefined) t.encoding = pick(ENCODINGS, o.encoding, 'encoding');
   if (o.source !== undefined) t.source = pick(SOURCES, o.source, 'source');
+  if (o.structuredFit !== undefined) t.structured_fit = pick(STRUCTURED_FITS, o.structuredFit, 'structuredFit');
   if (o.toolError) t.tool_error = { code: o.toolError.code, message: o.toolError.message };
   return t;
 }

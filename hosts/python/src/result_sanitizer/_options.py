@@ -16,8 +16,9 @@ FORMATS = ("mcp", "openai", "anthropic")
 INPUTS = ("raw", "mcp")
 ENCODINGS = ("o200k_base", "cl100k_base")
 SOURCES = ("tool", "file", "pipe")
+STRUCTURED_FITS = ("marked", "schema", "omitted")
 
-_ENUMS = {"format": FORMATS, "input": INPUTS, "encoding": ENCODINGS, "source": SOURCES}
+_ENUMS = {"format": FORMATS, "input": INPUTS, "encoding": ENCODINGS, "source": SOURCES, "structured_fit": STRUCTURED_FITS}
 _INTS = (
     "max_bytes",
     "max_chars",

@@ -269,6 +269,14 @@ fn origin_ok(origin: &str) -> bool {
 
 fn handle(st: &State, req: Request) {
     let path = req.url().split('?').next().unwrap_or_default();
+    if path == "/metrics" && *req.method() == Method::Get {
+        // Counts and ids only (telemetry.rs); for a scraper on this host.
+        let body = st.proxy.telemetry().exposition();
+        let ct = tiny_http::Header::from_bytes("Content-Type", super::telemetry::Telemetry::CONTENT_TYPE)
+            .expect("a valid header");
+        let _ = req.respond(Response::from_string(body).with_header(ct));
+        return;
+    }
     if path != "/mcp" {
         return plain(req, 404, "not found: the MCP endpoint is /mcp");
     }

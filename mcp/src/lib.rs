@@ -54,6 +54,7 @@
 //! | `prompts.rs` | `prompts/get` results: their texts sanitized |
 //! | `profiles.rs` | budgets by the client's name (`clientInfo.name`) |
 //! | `schemas.rs` | tools' `outputSchema`: structured content that still validates |
+//! | `telemetry.rs` | per-tool metrics (Prometheus `/metrics`) and OTLP traces and metrics |
 //! | `session.rs` | one client's stream: what each message becomes |
 //! | `lines.rs` | newline-delimited messages read under a cap |
 //! | `stdio.rs` | the stdio transport: the server as a child process |
@@ -71,6 +72,7 @@ mod rpc;
 mod schemas;
 pub mod session;
 pub mod stdio;
+pub mod telemetry;
 pub mod upstream;
 
 use std::sync::Arc;
@@ -100,6 +102,8 @@ pub struct Proxy {
     pub(crate) next_call: std::sync::atomic::AtomicU64,
     /// Tool calls refused for a placeholder in their arguments.
     pub(crate) placeholder_refusals: std::sync::atomic::AtomicU64,
+    /// What it did to each tool's results, exported ([`telemetry`]).
+    pub(crate) telemetry: telemetry::Telemetry,
 }
 
 impl Proxy {
@@ -122,7 +126,20 @@ impl Proxy {
             max_message_bytes,
             next_call: 1.into(),
             placeholder_refusals: 0.into(),
+            telemetry: telemetry::Telemetry::new(None).expect("no exporter to set up"),
         })
+    }
+
+    /// The proxy with `telemetry` (an OTLP exporter, say) in place of the
+    /// Prometheus-only default.
+    pub fn with_telemetry(mut self, telemetry: telemetry::Telemetry) -> Self {
+        self.telemetry = telemetry;
+        self
+    }
+
+    /// Its telemetry (for `/metrics`, and to flush OTLP at exit).
+    pub fn telemetry(&self) -> &telemetry::Telemetry {
+        &self.telemetry
     }
 
     /// The configuration in force.

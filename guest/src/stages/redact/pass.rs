@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::{Mode, Span};
 use crate::api::SanitizeError;
-use crate::markup;
+use crate::markup::lexicon;
 use crate::markup::defang;
 use crate::pack::CompiledPack;
 use crate::pack_api::Finding;
@@ -102,7 +102,7 @@ impl<'p> Pass<'p> {
     }
 
     /// [`Self::spans`], and the byte ranges of the error words in `text`
-    /// (see [`crate::strategies::error_lines::lines_of`]), found by the
+    /// (the pipeline's `strategies/error_lines.rs` reads their lines), found by the
     /// same keyword pass; `None` when they must be found apart.
     pub(crate) fn spans_and_error_words(&self, text: &str) -> (Vec<Span>, Option<Vec<std::ops::Range<usize>>>) {
         self.pack.ruleset.scan_mode_errors(text, &self.pack.detect(text), self.mode)
@@ -148,7 +148,7 @@ impl<'p> Pass<'p> {
 
     /// The final pass over a rendered text: [`Self::redact_text`], except
     /// that a span overlapping the pipeline's own markup (a marker, the
-    /// boundary, a `[REDACTED:…]`, see [`markup::spans`]) is dropped, so no
+    /// boundary, a `[REDACTED:…]`, see [`lexicon::spans`]) is dropped, so no
     /// rule or pack finding rewrites it. Returns the text and how many
     /// spans were dropped. Caller text that markup carries (tool name,
     /// content type, call id) was redacted before it went in.
@@ -156,7 +156,7 @@ impl<'p> Pass<'p> {
         let mut spans = self.spans(text);
         let before = spans.len();
         if before > 0 {
-            let markup = markup::spans(text);
+            let markup = lexicon::spans(text);
             // Both lists are sorted by start and markup spans are disjoint.
             spans.retain(|s| {
                 let k = markup.partition_point(|m| m.1 <= s.start);

@@ -5,6 +5,7 @@
 pub(crate) mod chunks;
 pub(crate) mod code;
 pub(crate) mod edits;
+pub(crate) mod error_words;
 pub(crate) mod json_scan;
 pub(crate) mod located;
 pub(crate) mod media;

@@ -114,7 +114,7 @@ impl Lazy {
 pub(crate) struct Ruleset {
     pub(super) rules: Vec<CompiledRule>,
     /// The keywords, and the error words of
-    /// [`crate::strategies::error_lines`].
+    /// [`crate::support::error_words`].
     pub(super) keywords: AhoCorasick,
     /// The same keywords as a DFA, built on the first text of at least
     /// [`DFA_MIN_TEXT`] bytes (see there).
@@ -285,7 +285,7 @@ impl Ruleset {
         // The error words ride along in the same pass: a drain reads its
         // error lines from it instead of a second pass over the middle.
         let mut error_word = vec![false; keyword_rules.len()];
-        for w in crate::strategies::error_lines::WORDS {
+        for w in crate::support::error_words::WORDS {
             let next = kw_index.len();
             let idx = *kw_index.entry((*w).to_string()).or_insert(next);
             if idx == keyword_rules.len() {

@@ -49,7 +49,7 @@ impl Ruleset {
     }
 
     /// [`Self::scan_mode`], and where the error words of
-    /// [`crate::strategies::error_lines`] occur in `text`, found by the same
+    /// [`crate::support::error_words`] occur in `text`, found by the same
     /// keyword pass (in no particular order); `None` for a text with
     /// invisible characters, whose pass runs on a view without them.
     pub(crate) fn scan_mode_errors(
@@ -144,7 +144,7 @@ impl Ruleset {
     }
 
     /// [`Self::scan_plain`], also pushing to `errors` where the error
-    /// words of [`crate::strategies::error_lines`] occur (same pass).
+    /// words of [`crate::support::error_words`] occur (same pass).
     fn scan_plain_with(
         &self,
         text: &str,

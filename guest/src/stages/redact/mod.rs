@@ -77,7 +77,8 @@
 //! - [`pii`]: personal data found by code (cards, IBANs, phone numbers,
 //!   SSNs, IP addresses), when PII is on and in error results;
 //! - [`spans`]: spans, merging;
-//! - [`sites`]: where each redaction was made, for a report.
+//! - [`sites`]: where each redaction was made, for a report;
+//! - [`value_hash`]: a redacted value as a report shows it.
 
 mod analysis;
 pub(crate) mod encoded;
@@ -89,10 +90,11 @@ mod scan;
 mod sites;
 mod spans;
 mod value;
+mod value_hash;
 
 pub(crate) use pass::{Pass, Redacted};
 pub(crate) use sites::sites;
-pub use sites::value_hash;
+pub use value_hash::value_hash;
 
 /// How a pass treats generic (`strict-only`) rules.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

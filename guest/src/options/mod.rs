@@ -12,9 +12,7 @@ use crate::api::{Budget, InputKind, Options, SanitizeError};
 use crate::pack_api::{BudgetOverride, RuleSet};
 use crate::support::code::content_type_for_path;
 
-pub(crate) mod defaults;
-
-pub use defaults::*;
+pub use result_sanitizer_rule_engine::options::defaults::*;
 
 /// The content type a call declares, else the one its file name gives (a
 /// source file's extension, [`content_type_for_path`]): one table for

@@ -20,11 +20,11 @@ pub const BOUNDARY_OUTRO: &str = "---\n";
 
 /// Prefix of a redaction; content after it is never itself treated as a
 /// secret.
-pub(crate) const REDACTED_PREFIX: &str = "[REDACTED:";
+pub const REDACTED_PREFIX: &str = "[REDACTED:";
 
 /// What a redacted span becomes: `[REDACTED:<rule-id>]`, nothing of the
 /// secret kept, not even its length.
-pub(crate) fn redacted(rule_id: &str) -> String {
+pub fn redacted(rule_id: &str) -> String {
     let mut s = String::with_capacity(REDACTED_PREFIX.len() + rule_id.len() + 1);
     s.push_str(REDACTED_PREFIX);
     s.push_str(rule_id);
@@ -40,7 +40,7 @@ pub(crate) fn redacted(rule_id: &str) -> String {
 /// find is the pipeline's; a `[REDACTED:` in the content was already
 /// redacted text. The final redaction pass leaves these spans alone
 /// (`Pass::redact_final`). One scan for `[`: O(n).
-pub(crate) fn spans(text: &str) -> Vec<(usize, usize)> {
+pub fn spans(text: &str) -> Vec<(usize, usize)> {
     let b = text.as_bytes();
     let mut out = Vec::new();
     let mut at = 0;
@@ -98,7 +98,7 @@ fn closing(b: &[u8], open: usize) -> usize {
 }
 
 /// [`redacted`], appended to a byte buffer (the streaming step).
-pub(crate) fn push_redacted(out: &mut Vec<u8>, rule_id: &str) {
+pub fn push_redacted(out: &mut Vec<u8>, rule_id: &str) {
     out.extend_from_slice(REDACTED_PREFIX.as_bytes());
     out.extend_from_slice(rule_id.as_bytes());
     out.push(b']');

@@ -5,7 +5,7 @@
 //! serves both.
 
 /// Words that mark a line as an error line.
-pub(crate) const WORDS: &[&str] = &[
+pub const WORDS: &[&str] = &[
     "error",
     "panic",
     "fatal",

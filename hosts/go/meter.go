@@ -108,10 +108,31 @@ func (r *reader) leb(maxBytes int) uint64 {
 	return 0
 }
 
-func (r *reader) u32() uint32 { return uint32(r.leb(5)) }
+// u32 reads an unsigned LEB128 of 32 bits, strictly: at most 5 bytes,
+// and none of the last byte's bits past the 32nd (an over-long or
+// over-large encoding fails rather than being cut to 32 bits, which would
+// turn an invalid module into a valid one).
+func (r *reader) u32() uint32 {
+	var v uint32
+	for i := 0; i < 5; i++ {
+		c := r.byte()
+		if r.err != nil {
+			return 0
+		}
+		if i == 4 && c&0xf0 != 0 {
+			break
+		}
+		v |= uint32(c&0x7f) << (7 * i)
+		if c&0x80 == 0 {
+			return v
+		}
+	}
+	r.fail()
+	return 0
+}
 
 func (r *reader) bytes(n int) []byte {
-	if n < 0 || r.pos+n > len(r.b) {
+	if n < 0 || n > len(r.b)-r.pos { // not r.pos+n: it can overflow an int of 32 bits
 		r.fail()
 		return nil
 	}
@@ -120,7 +141,17 @@ func (r *reader) bytes(n int) []byte {
 	return s
 }
 
-func (r *reader) name() []byte { return r.bytes(int(r.u32())) }
+func (r *reader) name() []byte { return r.bytes(r.size()) }
+
+// size reads a u32 length as an int (-1, which bytes refuses, when it
+// does not fit one: a 32-bit platform).
+func (r *reader) size() int {
+	n := r.u32()
+	if uint64(n) > uint64(^uint(0)>>1) {
+		return -1
+	}
+	return int(n)
+}
 
 func appendU32(b []byte, v uint32) []byte { return binary.AppendUvarint(b, uint64(v)) }
 
@@ -133,17 +164,71 @@ func appendSection(out []byte, id byte, body []byte) []byte {
 // rewriter holds what the rewrite needs: function indices at or past
 // imported move up by one (the added import comes last among the
 // imported functions).
+//
+// The original module is not trusted to be valid: every index the rewrite
+// moves, or that could name what it adds (the fuel global, the refill
+// function's type), is checked against the original module's counts, so
+// an index out of range there fails the rewrite (errMeter) instead of
+// naming the fuel counter or the refill type afterwards.
 type rewriter struct {
 	imported uint32 // imported functions, before the added one
+	funcs    uint32 // all the original functions (imported + defined)
+	types    uint32 // the original types; the added one is types
 	refill   uint32 // the added import's index (== imported)
-	fuel     uint32 // the added global's index
+	fuel     uint32 // the added global's index (== the original globals)
+	err      error  // an index out of range
 }
 
 func (w *rewriter) fn(i uint32) uint32 {
+	if i >= w.funcs {
+		w.err = errMeter
+	}
 	if i >= w.imported {
 		return i + 1
 	}
 	return i
+}
+
+// global checks a global index of the original module.
+func (w *rewriter) global(i uint32) {
+	if i >= w.fuel {
+		w.err = errMeter
+	}
+}
+
+// typ checks a type index of the original module.
+func (w *rewriter) typ(i uint32) {
+	if i >= w.types {
+		w.err = errMeter
+	}
+}
+
+// blockType reads a block type: the empty type or a value type (one byte,
+// negative as an s33), or a type index (non-negative, checked).
+func (w *rewriter) blockType(r *reader) {
+	if r.pos < len(r.b) && r.b[r.pos]&0xc0 == 0x40 { // one byte, negative
+		r.pos++
+		return
+	}
+	var v uint64
+	for i := 0; i < 5; i++ {
+		c := r.byte()
+		if r.err != nil {
+			return
+		}
+		v |= uint64(c&0x7f) << (7 * i)
+		if c&0x80 == 0 {
+			if c&0x40 != 0 { // a negative index, or an over-long value type
+				r.fail()
+				return
+			}
+			if v >= uint64(w.types) {
+				w.err = errMeter
+			}
+			return
+		}
+	}
+	r.fail()
 }
 
 // prologue is the check the guest runs at each function entry and loop
@@ -168,10 +253,10 @@ func (w *rewriter) instrs(r *reader, out []byte) []byte {
 		op := r.byte()
 		switch {
 		case op == 0x02 || op == 0x04: // block, if
-			r.leb(5) // block type (s33)
+			w.blockType(r)
 			depth++
 		case op == 0x03: // loop
-			r.leb(5)
+			w.blockType(r)
 			depth++
 			out = append(out, r.b[start:r.pos]...)
 			out = w.prologue(out)
@@ -195,11 +280,13 @@ func (w *rewriter) instrs(r *reader, out []byte) []byte {
 				r.u32()
 			}
 		case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect
-			r.u32()
+			w.typ(r.u32())
 			r.u32()
 		case op == 0x1c: // select t*
-			r.bytes(int(r.u32()))
-		case op >= 0x20 && op <= 0x26: // locals, globals, table.get/set
+			r.bytes(r.size())
+		case op == 0x23 || op == 0x24: // global.get, global.set
+			w.global(r.u32())
+		case op >= 0x20 && op <= 0x26: // locals, table.get/set
 			r.u32()
 		case op >= 0x28 && op <= 0x3e: // loads, stores
 			w.memarg(r)
@@ -288,7 +375,7 @@ func meter(module []byte) ([]byte, error) {
 	r := &reader{b: module, pos: 8}
 	for r.pos < len(r.b) && r.err == nil {
 		id := r.byte()
-		body := r.bytes(int(r.u32()))
+		body := r.bytes(r.size())
 		sections = append(sections, section{id, body})
 	}
 	if r.err != nil {
@@ -301,7 +388,8 @@ func meter(module []byte) ([]byte, error) {
 		}
 	}
 	w := &rewriter{}
-	var importedGlobals, types, globals uint32
+	var importedGlobals, types, globals, defined uint32
+	var imports []uint32 // the type indices of imported, then defined functions
 	// First pass: counts.
 	for _, s := range sections {
 		r := &reader{b: s.body}
@@ -317,7 +405,7 @@ func meter(module []byte) ([]byte, error) {
 				r.name()
 				switch kind := r.byte(); kind {
 				case 0:
-					r.u32()
+					imports = append(imports, r.u32())
 					w.imported++
 				case 1:
 					r.byte()
@@ -332,12 +420,25 @@ func meter(module []byte) ([]byte, error) {
 					r.fail()
 				}
 			}
+		case 3:
+			n := r.u32()
+			for i := uint32(0); i < n && r.err == nil; i++ {
+				imports = append(imports, r.u32())
+			}
+			defined = n
 		case 6:
 			globals = r.u32()
 		}
 		if r.err != nil {
 			return nil, r.err
 		}
+	}
+	w.types, w.funcs = types, w.imported+defined
+	if w.funcs < w.imported {
+		return nil, errMeter
+	}
+	for _, t := range imports { // the type of every function
+		w.typ(t)
 	}
 	if !has[1] || !has[7] || !has[10] {
 		return nil, errMeter
@@ -402,6 +503,9 @@ func meter(module []byte) ([]byte, error) {
 				if kind == 0 {
 					idx = w.fn(idx)
 				}
+				if kind == 3 {
+					w.global(idx)
+				}
 				body = appendU32(append(appendName(body, string(name)), kind), idx)
 			}
 			body = appendU32(append(appendName(body, fuelGlobal), 0x03), w.fuel)
@@ -441,8 +545,7 @@ func meter(module []byte) ([]byte, error) {
 			body = appendU32(nil, n)
 			var fb []byte
 			for i := uint32(0); i < n && r.err == nil; i++ {
-				size := r.u32()
-				fr := &reader{b: r.bytes(int(size))}
+				fr := &reader{b: r.bytes(r.size())}
 				fb = fb[:0]
 				locals := fr.u32()
 				for j := uint32(0); j < locals && fr.err == nil; j++ {
@@ -461,15 +564,40 @@ func meter(module []byte) ([]byte, error) {
 				}
 				body = append(appendU32(body, uint32(len(fb))), fb...)
 			}
+		case 11: // data: the offsets' global indices checked, copied as they are
+			n := r.u32()
+			var scratch []byte
+			for i := uint32(0); i < n && r.err == nil; i++ {
+				switch flag := r.u32(); flag {
+				case 0, 2:
+					if flag == 2 {
+						r.u32()
+					}
+					scratch = w.instrs(r, scratch[:0])
+				case 1:
+				default:
+					r.fail()
+				}
+				r.bytes(r.size())
+			}
+			if r.err == nil && r.pos != len(r.b) {
+				r.fail()
+			}
+			body = s.body
 		case 0:
 			name := r.name()
 			if string(name) == "name" {
+				saved := w.err // names only label traces: one out of range is dropped, not checked
 				body = w.names(r, appendName(nil, "name"))
+				w.err = saved
 			} else {
 				body = s.body
 			}
 		default:
 			body = s.body
+		}
+		if r.err == nil && s.id != 0 {
+			r.err = w.err
 		}
 		if r.err != nil {
 			return nil, fmt.Errorf("%w (section %d)", r.err, s.id)
@@ -487,7 +615,7 @@ func meter(module []byte) ([]byte, error) {
 func (w *rewriter) names(r *reader, out []byte) []byte {
 	for r.pos < len(r.b) && r.err == nil {
 		id := r.byte()
-		sub := &reader{b: r.bytes(int(r.u32()))}
+		sub := &reader{b: r.bytes(r.size())}
 		if r.err != nil {
 			break
 		}
@@ -523,22 +651,21 @@ func (w *rewriter) names(r *reader, out []byte) []byte {
 	return out
 }
 
-// metered is the modules of one runtime, rewritten by meter when all of
-// them can be (ok), else as they are (the runtime then closes a module
-// when its call's context is done: wazero's own checks).
-func metered(modules ...[]byte) (out [][]byte, ok bool) {
-	for _, m := range modules {
-		if m == nil {
-			out = append(out, nil)
-			continue
+// metered is module (one of ours: the pipeline or the verifier, never a
+// pack) rewritten by meter (ok), else as it is (its runtime then closes it
+// when its call's context is done: wazero's own checks). A panic in the
+// rewriter (a bug) also leaves the module as it is.
+func metered(module []byte) (out []byte, ok bool) {
+	defer func() {
+		if recover() != nil {
+			out, ok = module, false
 		}
-		b, err := meter(m)
-		if err != nil {
-			return modules, false
-		}
-		out = append(out, b)
+	}()
+	b, err := meter(module)
+	if err != nil {
+		return module, false
 	}
-	return out, true
+	return b, true
 }
 
 // importsAny says whether compiled imports anything but, when metered,

@@ -12,11 +12,12 @@ import (
 	"github.com/tetratelabs/wazero"
 )
 
-// Every module this host runs can be metered, and the metered module
-// compiles (is valid) with the same exports plus the fuel global.
-func TestEveryModuleIsMetered(t *testing.T) {
+// Every module of ours (the pipelines, the verifier) can be metered, and
+// the metered module compiles (is valid) with the same exports plus the
+// fuel global. The packs are never metered (TestPacksRunAsTheyAre).
+func TestEveryModuleOfOursIsMetered(t *testing.T) {
 	ctx := context.Background()
-	for _, name := range []string{"pipeline.wasm", "pipeline-warm.wasm", "default-pack.wasm", "verifier.wasm", filepath.Join("test-packs", "slow.wasm"), filepath.Join("test-packs", "greedy.wasm")} {
+	for _, name := range []string{"pipeline.wasm", "pipeline-warm.wasm", "verifier.wasm"} {
 		core, err := CoreModule(component(t, name))
 		if err != nil {
 			t.Fatal(err)
@@ -104,12 +105,68 @@ func TestAnUnknownInstructionIsNotMetered(t *testing.T) {
 	if _, err := meter(unknown); !errors.Is(err, errMeter) {
 		t.Fatalf("metered: %v", err)
 	}
-	mods, ok := metered(unknown)
-	if ok || !bytes.Equal(mods[0], unknown) {
+	mod, ok := metered(unknown)
+	if ok || !bytes.Equal(mod, unknown) {
 		t.Fatal("not left as it is")
 	}
 	if _, err := meter(tinyModule(0x01, 0x0b)); err != nil { // nop
 		t.Fatal(err)
+	}
+}
+
+// A rule pack is not ours: it is compiled as it is, imports nothing (not
+// even the refill function), and runs in a runtime that closes it when
+// its call's context is done (wazero's own checks), while the pipeline
+// counts fuel.
+func TestPacksRunAsTheyAre(t *testing.T) {
+	ctx := context.Background()
+	s, err := NewUnverified(ctx, component(t, "pipeline-warm.wasm"), component(t, filepath.Join("test-packs", "slow.wasm")), Config{Verifier: testVerifier(t), PlatformPack: component(t, "default-pack.wasm")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	if !s.pipeMetered || !s.verifierMetered(t) {
+		t.Fatal("the pipeline or the verifier is not metered")
+	}
+	for _, m := range []wazero.CompiledModule{s.packMod, s.platMod} {
+		if len(m.ImportedFunctions()) != 0 {
+			t.Fatal("a pack was rewritten")
+		}
+		if _, ok := m.ExportedFunctions()[fuelGlobal]; ok {
+			t.Fatal("a pack counts fuel")
+		}
+	}
+}
+
+func (s *Sanitizer) verifierMetered(t *testing.T) bool { return s.limits.Verifier.metered }
+
+// The rewriter checks what it moves or adds against the original module:
+// a module that is invalid because an index is out of range (or an
+// over-long LEB128 would be cut to one in range) is not metered, so the
+// rewrite cannot make it valid (and give it the fuel counter or the refill
+// function's type).
+func TestMeterRefusesInvalidIndices(t *testing.T) {
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	for name, m := range map[string][]byte{
+		// i64.const -1; global.set 0 (no globals: 0 is the fuel's index after the rewrite)
+		"global.set of the fuel": tinyModule(0x42, 0x7f, 0x24, 0x00, 0x0b),
+		"global.get of the fuel": tinyModule(0x23, 0x00, 0x1a, 0x0b),
+		// call 2^32 in 5 bytes (cut to 32 bits: call 0)
+		"an over-long call index": tinyModule(0x10, 0x80, 0x80, 0x80, 0x80, 0x10, 0x0b),
+		"a call out of range":     tinyModule(0x10, 0x01, 0x0b),
+		// block (type 1): the refill's type after the rewrite
+		"a block of the added type": tinyModule(0x02, 0x01, 0x0b, 0x0b),
+		// i32.const 0; call_indirect (type 1) (table 0)
+		"call_indirect of the added type": tinyModule(0x41, 0x00, 0x11, 0x01, 0x00, 0x0b),
+	} {
+		if _, err := rt.CompileModule(ctx, m); err == nil {
+			t.Fatalf("%s: the original compiles", name)
+		}
+		if _, err := meter(m); !errors.Is(err, errMeter) {
+			t.Errorf("%s: metered (%v)", name, err)
+		}
 	}
 }
 

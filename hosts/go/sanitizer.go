@@ -120,6 +120,9 @@ type Sanitizer struct {
 	pack     api.Module
 	platform api.Module // the platform pack's instance (pack when the same)
 	grant    []string   // platform rule ids the pack's signature lets it relax
+	// pipeMetered: the pipeline counts fuel (meter.go); else its runtime
+	// closes it when a call's context is done. The packs never count fuel.
+	pipeMetered bool
 }
 
 // New verifies the pack component under limits.Trust (errors are
@@ -179,13 +182,13 @@ func newSanitizer(ctx context.Context, pipelineComponent, packComponent []byte, 
 		}
 	}
 	// The pipeline's memory image written by the host (image.go); fuel
-	// counted by the guests (meter.go), per runtime.
+	// counted by the pipeline (meter.go). The packs are not ours: they run
+	// as they are, under wazero's own checks (WithCloseOnContextDone).
 	pipeCore, image, _ := splitData(pipeCore)
 	pipe, pipeMetered := metered(pipeCore)
-	packs, packsMetered := metered(packCore, platCore)
 	return withCache(ctx, limits.CacheDir, func(cache wazero.CompilationCache) (*Sanitizer, error) {
 		s := &Sanitizer{limits: limits, grant: grant, cache: cache, image: image}
-		if err := s.compile(ctx, pipe[0], pipeMetered, packs[0], packs[1], packsMetered); err != nil {
+		if err := s.compile(ctx, pipe, pipeMetered, packCore, platCore); err != nil {
 			s.closeRuntimes(ctx)
 			return nil, err
 		}
@@ -195,31 +198,27 @@ func newSanitizer(ctx context.Context, pipelineComponent, packComponent []byte, 
 
 // compile makes the runtimes and compiles the modules (platCore nil: the
 // pack serves as the platform's).
-func (s *Sanitizer) compile(ctx context.Context, pipeCore []byte, pipeMetered bool, packCore, platCore []byte, packsMetered bool) error {
+func (s *Sanitizer) compile(ctx context.Context, pipeCore []byte, pipeMetered bool, packCore, platCore []byte) error {
 	var err error
+	s.pipeMetered = pipeMetered
 	s.pipeRT = wazero.NewRuntimeWithConfig(ctx, runtimeConfig(s.limits.MemoryMiB, s.cache, pipeMetered))
-	s.packRT = wazero.NewRuntimeWithConfig(ctx, runtimeConfig(s.limits.PackMemoryMiB, s.cache, packsMetered))
+	s.packRT = wazero.NewRuntimeWithConfig(ctx, runtimeConfig(s.limits.PackMemoryMiB, s.cache, false))
 	if pipeMetered {
 		if err := defineFuel(ctx, s.pipeRT); err != nil {
-			return err
-		}
-	}
-	if packsMetered {
-		if err := defineFuel(ctx, s.packRT); err != nil {
 			return err
 		}
 	}
 	if s.packMod, err = s.packRT.CompileModule(ctx, packCore); err != nil {
 		return fmt.Errorf("rule pack: %w", err)
 	}
-	if importsAny(s.packMod, packsMetered) {
+	if importsAny(s.packMod, false) {
 		return errors.New("rule pack: packs may import nothing")
 	}
 	if platCore != nil {
 		if s.platMod, err = s.packRT.CompileModule(ctx, platCore); err != nil {
 			return fmt.Errorf("platform pack: %w", err)
 		}
-		if importsAny(s.platMod, packsMetered) {
+		if importsAny(s.platMod, false) {
 			return errors.New("platform pack: packs may import nothing")
 		}
 	}

@@ -37,6 +37,7 @@ type Verifier struct {
 	compiled wazero.CompiledModule
 	mod      api.Module              // nil: instantiate before the next call
 	cache    wazero.CompilationCache // nil: none
+	metered  bool                    // counts fuel (meter.go)
 }
 
 // NewVerifier compiles the verifier component (.wasm bytes,
@@ -54,7 +55,7 @@ func NewVerifierWithCache(ctx context.Context, component []byte, cacheDir string
 	if err != nil {
 		return nil, fmt.Errorf("verifier: %w", err)
 	}
-	mods, ok := metered(core)
+	mod, ok := metered(core)
 	return withCache(ctx, cacheDir, func(cache wazero.CompilationCache) (*Verifier, error) {
 		rt := wazero.NewRuntimeWithConfig(ctx, runtimeConfig(verifierMemoryMiB, cache, ok))
 		var compiled wazero.CompiledModule
@@ -63,7 +64,7 @@ func NewVerifierWithCache(ctx context.Context, component []byte, cacheDir string
 			err = defineFuel(ctx, rt)
 		}
 		if err == nil {
-			compiled, err = rt.CompileModule(ctx, mods[0])
+			compiled, err = rt.CompileModule(ctx, mod)
 		}
 		if err == nil && importsAny(compiled, ok) {
 			err = errors.New("the verifier must import nothing")
@@ -72,7 +73,7 @@ func NewVerifierWithCache(ctx context.Context, component []byte, cacheDir string
 			rt.Close(ctx)
 			return nil, fmt.Errorf("verifier: %w", err)
 		}
-		return &Verifier{rt: rt, compiled: compiled, cache: cache}, nil
+		return &Verifier{rt: rt, compiled: compiled, cache: cache, metered: ok}, nil
 	})
 }
 

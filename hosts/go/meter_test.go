@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -89,6 +90,126 @@ func TestAMeteredLoopStopsAtTheDeadline(t *testing.T) {
 	}
 }
 
+// fill is memory.fill(0, 0, n).
+func fill(n int32) []byte {
+	return append(appendSleb32([]byte{0x41, 0x00, 0x41, 0x00, 0x41}, n), 0xfc, 0x0b, 0x00)
+}
+
+// loopOf is loop body br 0 end end.
+func loopOf(body ...byte) []byte {
+	return append(append(append([]byte{0x03, 0x40}, body...), 0x0c, 0x00, 0x0b), 0x0b)
+}
+
+// A module of functions f, g, ... with bodies (no locals), one memory of
+// pages pages (0: none).
+func moduleOf(pages uint32, bodies ...[]byte) []byte {
+	m := []byte("\x00asm\x01\x00\x00\x00")
+	m = appendSection(m, 1, []byte{0x01, 0x60, 0x00, 0x00})
+	fs := appendU32(nil, uint32(len(bodies)))
+	for range bodies {
+		fs = append(fs, 0x00)
+	}
+	m = appendSection(m, 3, fs)
+	if pages > 0 {
+		m = appendSection(m, 5, appendU32(appendU32([]byte{0x01, 0x01}, pages), pages))
+	}
+	ex := appendU32(nil, uint32(len(bodies)))
+	for i := range bodies {
+		ex = append(ex, 0x01, byte('f'+i), 0x00, byte(i))
+	}
+	m = appendSection(m, 7, ex)
+	code := appendU32(nil, uint32(len(bodies)))
+	for _, b := range bodies {
+		body := append([]byte{0x00}, b...)
+		code = append(appendU32(code, uint32(len(body))), body...)
+	}
+	return appendSection(m, 10, code)
+}
+
+// A dependent chain of n (local.get 0, i32.const 7, i32.mul, i32.const 1,
+// i32.add, local.set 0) in a loop, in function f of one i32 local.
+func straightLine(n int) []byte {
+	body := []byte{0x01, 0x01, 0x7f, 0x03, 0x40}
+	for i := 0; i < n; i++ {
+		body = append(body, 0x20, 0x00, 0x41, 0x07, 0x6c, 0x41, 0x01, 0x6a, 0x21, 0x00)
+	}
+	body = append(body, 0x0c, 0x00, 0x0b, 0x0b)
+	m := []byte("\x00asm\x01\x00\x00\x00")
+	m = appendSection(m, 1, []byte{0x01, 0x60, 0x00, 0x00})
+	m = appendSection(m, 3, []byte{0x01, 0x00})
+	m = appendSection(m, 7, []byte{0x01, 0x01, 'f', 0x00, 0x00})
+	return appendSection(m, 10, append(appendU32([]byte{0x01}, uint32(len(body))), body...))
+}
+
+// runMetered instantiates meter(orig) and calls f under a deadline of d;
+// it returns how long the call took and how many refills it made.
+func runMetered(t *testing.T, orig []byte, mib uint32, d time.Duration) (time.Duration, int64, error) {
+	t.Helper()
+	m, err := meter(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, runtimeConfig(mib, nil, true))
+	defer rt.Close(ctx)
+	if err := defineFuel(ctx, rt); err != nil {
+		t.Fatal(err)
+	}
+	mod, err := rt.InstantiateModule(withMemory(ctx), mustCompile(t, rt, m), wazero.NewModuleConfig().WithName(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	r0 := refills.Load()
+	t0 := time.Now()
+	_, err = mod.ExportedFunction("f").Call(call)
+	return time.Since(t0), refills.Load() - r0, err
+}
+
+// Fuel bounds work, not iterations: a loop of bulk instructions (a 32 MiB
+// memory.fill each), one of 120,000 straight-line instructions and an
+// empty one all stop at the deadline, and call the host about every
+// millisecond on the way (the longest a garbage collection waits for a
+// guest; 20 ms allowed here, for a busy machine).
+func TestAMeteredGuestCallsTheHostEveryMillisecond(t *testing.T) {
+	for name, m := range map[string][]byte{
+		"memory.fill 32 MiB": moduleOf(512, loopOf(fill(512*65536)...)),
+		"memory.fill 64 B":   moduleOf(1, loopOf(fill(64)...)),
+		"straight line":      straightLine(20000),
+		"empty":              moduleOf(0, loopOf()),
+	} {
+		d, n, err := runMetered(t, m, 32, 500*time.Millisecond)
+		if err == nil {
+			t.Fatalf("%s: not stopped", name)
+		}
+		if d > 2*time.Second {
+			t.Fatalf("%s: stopped after %v", name, d)
+		}
+		if n == 0 || d/time.Duration(n) > 20*time.Millisecond {
+			t.Fatalf("%s: %d refills in %v", name, n, d)
+		}
+		t.Logf("%s: a refill every %v", name, d/time.Duration(n))
+	}
+}
+
+// While a metered guest loops on bulk instructions, a garbage collection
+// (which stops every goroutine) is not held up by it.
+func TestAGCDoesNotWaitForAMeteredGuest(t *testing.T) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runMetered(t, moduleOf(512, loopOf(fill(512*65536)...)), 32, 1500*time.Millisecond)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	t0 := time.Now()
+	runtime.GC()
+	if d := time.Since(t0); d > 200*time.Millisecond {
+		t.Errorf("a GC took %v behind a guest", d)
+	}
+	<-done
+}
+
 func mustCompile(t *testing.T, rt wazero.Runtime, m []byte) wazero.CompiledModule {
 	t.Helper()
 	c, err := rt.CompileModule(context.Background(), m)
@@ -156,6 +277,8 @@ func TestMeterRefusesInvalidIndices(t *testing.T) {
 		// call 2^32 in 5 bytes (cut to 32 bits: call 0)
 		"an over-long call index": tinyModule(0x10, 0x80, 0x80, 0x80, 0x80, 0x10, 0x0b),
 		"a call out of range":     tinyModule(0x10, 0x01, 0x0b),
+		// local.get 0 with no locals: the added local's index after the rewrite
+		"local.get of the added local": tinyModule(0x20, 0x00, 0x1a, 0x0b),
 		// block (type 1): the refill's type after the rewrite
 		"a block of the added type": tinyModule(0x02, 0x01, 0x0b, 0x0b),
 		// i32.const 0; call_indirect (type 1) (table 0)

@@ -349,3 +349,83 @@ func FuzzMeter(f *testing.F) {
 		splitData(module)
 	})
 }
+
+// An instantiation that fails after its memory is made (a start function
+// that traps) returns the memory's mapping at once, not at a garbage
+// collection.
+func TestAFailedInstantiationReturnsItsMapping(t *testing.T) {
+	ctx := context.Background()
+	// memory.fill(0, 1, 32 MiB) (every page touched); unreachable
+	trap := append(fill(512*65536), 0x00, 0x0b)
+	trap[3] = 0x01
+	m := moduleOf(512, trap)
+	m = m[:len(m):len(m)]
+	// the start section (8) before the code section (10): function 0
+	code := len(m)
+	for i := 8; i < len(m); { // find the code section's start
+		id := m[i]
+		size, n := uleb(m[i+1:])
+		if id == 10 {
+			code = i
+			break
+		}
+		i += 1 + n + int(size)
+	}
+	m = append(append(append([]byte{}, m[:code]...), 0x08, 0x01, 0x00), m[code:]...)
+	rt := wazero.NewRuntimeWithConfig(ctx, runtimeConfig(32, nil, false))
+	defer rt.Close(ctx)
+	c := mustCompile(t, rt, m)
+	before := mapped.Load()
+	for i := 0; i < 40; i++ {
+		if _, err := instantiate(ctx, rt, c, wazero.NewModuleConfig().WithName("").WithStartFunctions()); err == nil {
+			t.Fatal("the start function did not trap")
+		}
+	}
+	if n := mapped.Load() - before; n != 0 {
+		t.Fatalf("%d mappings held by failed instantiations", n)
+	}
+}
+
+// A section size near 2^31 (past an int's end on 32 bits: GOARCH=386)
+// fails the readers; nothing panics.
+func TestAHugeSectionSizeIsRefused(t *testing.T) {
+	m := append([]byte("\x00asm\x01\x00\x00\x00"), 0x01, 0xfc, 0xff, 0xff, 0xff, 0x07) // type section, 0x7ffffffc bytes
+	m = append(m, make([]byte, 16)...)
+	if _, err := meter(m); err == nil {
+		t.Fatal("metered")
+	}
+	if _, _, ok := splitData(m); ok {
+		t.Fatal("split")
+	}
+	c := append([]byte("\x00asm\x0d\x00\x01\x00"), 0x01, 0xfc, 0xff, 0xff, 0xff, 0x0f)
+	if _, err := CoreModule(append(c, make([]byte, 16)...)); err == nil {
+		t.Fatal("a core module past the end")
+	}
+}
+
+// The cache is used only in a directory of this user's that no one else
+// can write to: not a symbolic link, not group or world writable, nor a
+// directory in it.
+func TestTheCacheDirectoryMustBeThisUsersAlone(t *testing.T) {
+	ok := t.TempDir()
+	if c := openCache(filepath.Join(ok, "made")); c == nil {
+		t.Fatal("a new directory refused")
+	}
+	if fi, err := os.Stat(filepath.Join(ok, "made")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("made as %v", fi.Mode())
+	}
+	shared := t.TempDir()
+	os.Chmod(shared, 0o777)
+	link := filepath.Join(t.TempDir(), "link")
+	os.Symlink(ok, link)
+	inner := t.TempDir()
+	os.Mkdir(filepath.Join(inner, "wazero-planted"), 0o700)
+	os.Chmod(filepath.Join(inner, "wazero-planted"), 0o777)
+	linkInside := t.TempDir()
+	os.Symlink(shared, filepath.Join(linkInside, "wazero-planted"))
+	for what, dir := range map[string]string{"world writable": shared, "a symbolic link": link, "a writable directory inside": inner, "a symbolic link inside": linkInside} {
+		if c := openCache(dir); c != nil {
+			t.Errorf("%s: used as the cache", what)
+		}
+	}
+}

@@ -91,6 +91,9 @@ func (l Config) withDefaults() Config {
 // ErrTimeout: a call passed its deadline and was stopped.
 var ErrTimeout = errors.New("the pipeline exceeded its time limit")
 
+// ErrClosed: a call on a closed Sanitizer or Verifier.
+var ErrClosed = errors.New("closed")
+
 // TrapError: a guest trapped (a panic, a memory cap hit, a bad value).
 type TrapError struct{ Reason string }
 
@@ -123,6 +126,8 @@ type Sanitizer struct {
 	// pipeMetered: the pipeline counts fuel (meter.go); else its runtime
 	// closes it when a call's context is done. The packs never count fuel.
 	pipeMetered bool
+	imaged      bool // the pipeline's data segments are in image
+	closed      bool
 }
 
 // New verifies the pack component under limits.Trust (errors are
@@ -184,10 +189,10 @@ func newSanitizer(ctx context.Context, pipelineComponent, packComponent []byte, 
 	// The pipeline's memory image written by the host (image.go); fuel
 	// counted by the pipeline (meter.go). The packs are not ours: they run
 	// as they are, under wazero's own checks (WithCloseOnContextDone).
-	pipeCore, image, _ := splitData(pipeCore)
+	pipeCore, image, imaged := split(pipeCore)
 	pipe, pipeMetered := metered(pipeCore)
 	return withCache(ctx, limits.CacheDir, func(cache wazero.CompilationCache) (*Sanitizer, error) {
-		s := &Sanitizer{limits: limits, grant: grant, cache: cache, image: image}
+		s := &Sanitizer{limits: limits, grant: grant, cache: cache, image: image, imaged: imaged}
 		if err := s.compile(ctx, pipe, pipeMetered, packCore, platCore); err != nil {
 			s.closeRuntimes(ctx)
 			return nil, err
@@ -245,6 +250,11 @@ func (s *Sanitizer) closeRuntimes(ctx context.Context) {
 func (s *Sanitizer) Close(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.drop(ctx)
 	s.closeRuntimes(ctx)
 	if s.cache != nil {
 		// The cache's engine holds the compiled code while it is open.
@@ -255,19 +265,18 @@ func (s *Sanitizer) Close(ctx context.Context) error {
 
 func (s *Sanitizer) instantiate(ctx context.Context) error {
 	mc := wazero.NewModuleConfig().WithName("").WithStartFunctions()
-	ctx = withMemory(ctx)
 	var err error
-	if s.pack, err = s.packRT.InstantiateModule(ctx, s.packMod, mc); err != nil {
+	if s.pack, err = instantiate(ctx, s.packRT, s.packMod, mc); err != nil {
 		return fmt.Errorf("rule pack: %w", err)
 	}
 	s.platform = s.pack
 	if s.platMod != nil {
-		if s.platform, err = s.packRT.InstantiateModule(ctx, s.platMod, mc); err != nil {
+		if s.platform, err = instantiate(ctx, s.packRT, s.platMod, mc); err != nil {
 			s.pack.Close(ctx)
 			return fmt.Errorf("platform pack: %w", err)
 		}
 	}
-	if s.pipeline, err = s.pipeRT.InstantiateModule(ctx, s.pipeMod, mc); err == nil {
+	if s.pipeline, err = instantiate(ctx, s.pipeRT, s.pipeMod, mc); err == nil {
 		err = applyData(s.pipeline, s.image)
 	}
 	if err != nil {
@@ -416,6 +425,9 @@ func (s *Sanitizer) definePack(ctx context.Context, name string, pk func() api.M
 func (s *Sanitizer) call(ctx context.Context, export, arg string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return "", ErrClosed
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.limits.Timeout)
 	defer cancel()
 	if s.pipeline == nil {

@@ -38,6 +38,7 @@ type Verifier struct {
 	mod      api.Module              // nil: instantiate before the next call
 	cache    wazero.CompilationCache // nil: none
 	metered  bool                    // counts fuel (meter.go)
+	closed   bool
 }
 
 // NewVerifier compiles the verifier component (.wasm bytes,
@@ -81,6 +82,14 @@ func NewVerifierWithCache(ctx context.Context, component []byte, cacheDir string
 func (v *Verifier) Close(ctx context.Context) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.closed {
+		return nil
+	}
+	v.closed = true
+	if v.mod != nil {
+		v.mod.Close(ctx)
+		v.mod = nil
+	}
 	err := v.rt.Close(ctx)
 	if v.cache != nil {
 		v.cache.Close(ctx)
@@ -94,10 +103,13 @@ func (v *Verifier) Close(ctx context.Context) error {
 func (v *Verifier) call(ctx context.Context, name string, option bool, args ...[]byte) (out string, ok bool, err error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.closed {
+		return "", false, fmt.Errorf("verifier: %w", ErrClosed)
+	}
 	ctx, cancel := context.WithTimeout(ctx, verifierTimeout)
 	defer cancel()
 	if v.mod == nil {
-		if v.mod, err = v.rt.InstantiateModule(withMemory(ctx), v.compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions()); err != nil {
+		if v.mod, err = instantiate(ctx, v.rt, v.compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions()); err != nil {
 			v.mod = nil
 			return "", false, fmt.Errorf("verifier: %w", err)
 		}

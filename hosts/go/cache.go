@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -69,8 +70,13 @@ func withCache[T any](ctx context.Context, dir string, build func(wazero.Compila
 		return v, nil
 	}
 	cache.Close(ctx)
+	cacheFallbacks.Add(1)
 	return build(nil)
 }
+
+// cacheFallbacks counts the builds retried without the cache (the tests
+// check a corrupt entry is one).
+var cacheFallbacks atomic.Int64
 
 // cacheDirOK makes dir (0700) when missing and says whether it and the
 // directories in it are this user's alone (see openCache).

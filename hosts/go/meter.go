@@ -798,6 +798,9 @@ func meter(module []byte) ([]byte, error) {
 		default:
 			body = s.body
 		}
+		if r.err == nil && s.id >= 6 && s.id <= 11 && r.pos != len(r.b) {
+			r.fail() // trailing bytes in a section this rewrite re-encodes
+		}
 		if r.err == nil && s.id != 0 {
 			r.err = w.err
 		}

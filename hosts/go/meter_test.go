@@ -293,28 +293,55 @@ func TestMeterRefusesInvalidIndices(t *testing.T) {
 	}
 }
 
-// The cache only saves time: a fresh process reads it, a corrupt entry or
-// a directory that cannot be made falls back to compiling.
+// The cache only saves time: a fresh process reads it (its entries are
+// found: not written again), a corrupt entry or a directory that cannot
+// be made or used falls back to compiling.
 func TestTheCompilationCacheOnlySavesTime(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	verifier, pack := component(t, "verifier.wasm"), component(t, "default-pack.wasm")
-	check := func(what, dir string) {
+	check := func(what, dir string, fallback bool) {
+		t.Helper()
+		f0 := cacheFallbacks.Load()
 		v, err := NewVerifierWithCache(ctx, verifier, dir)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 		defer v.Close(ctx)
+		if !v.metered {
+			t.Fatalf("%s: the verifier is not metered", what)
+		}
 		if _, err := v.CheckManifest(ctx, pack); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
+		if got := cacheFallbacks.Load() - f0; (got == 1) != fallback || got > 1 {
+			t.Fatalf("%s: %d fallbacks", what, got)
+		}
 	}
-	check("an empty cache", dir)
+	check("an empty cache", dir, false)
 	entries, _ := filepath.Glob(filepath.Join(dir, "wazero-*", "*"))
 	if len(entries) == 0 {
 		t.Fatal("nothing cached")
 	}
-	check("from the cache", dir)
+	stat := map[string]os.FileInfo{}
+	for _, e := range entries {
+		fi, err := os.Stat(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stat[e] = fi
+	}
+	check("from the cache", dir, false)
+	again, _ := filepath.Glob(filepath.Join(dir, "wazero-*", "*"))
+	if len(again) != len(entries) {
+		t.Fatalf("entries %d then %d", len(entries), len(again))
+	}
+	for _, e := range entries { // found, so not compiled and written again
+		fi, err := os.Stat(e)
+		if err != nil || !os.SameFile(fi, stat[e]) || !fi.ModTime().Equal(stat[e].ModTime()) {
+			t.Fatalf("%s was written again: not read from the cache", e)
+		}
+	}
 	for _, e := range entries { // cut short: wazero's CompileModule fails on it
 		b, err := os.ReadFile(e)
 		if err == nil {
@@ -324,108 +351,71 @@ func TestTheCompilationCacheOnlySavesTime(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	check("a corrupt cache", dir)
+	check("a corrupt cache", dir, true)
 	file := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	check("a cache under a file", filepath.Join(file, "cache"))
+	check("a cache under a file", filepath.Join(file, "cache"), false)
+	shared := t.TempDir()
+	os.Chmod(shared, 0o777)
+	check("a shared directory", shared, false)
+	if e, _ := os.ReadDir(shared); len(e) != 0 {
+		t.Fatal("a shared directory was used")
+	}
 }
 
-// The rewriter reads a pack's bytes (after its verification, before wazero
-// does): it never panics, whatever they are.
+// The rewriter reads our modules' bytes before wazero does: it never
+// panics, whatever they are; what it rewrites compiles only if the
+// original does (it never makes an invalid module valid), with the same
+// exported functions; and an original that compiles and is rewritten
+// still compiles.
 func FuzzMeter(f *testing.F) {
 	f.Add(tinyModule(0x01, 0x0b))
 	f.Add(tinyModule(0x03, 0x40, 0x0c, 0x00, 0x0b, 0x0b))
+	f.Add(tinyModule(0x42, 0x7f, 0x24, 0x00, 0x0b))                                  // global.set of the fuel
+	f.Add(tinyModule(0x10, 0x80, 0x80, 0x80, 0x80, 0x10, 0x0b))                      // an over-long call index
+	f.Add(tinyModule(0x20, 0x00, 0x1a, 0x0b))                                        // the added local
+	f.Add(moduleOf(1, loopOf(fill(64)...), append(fill(8), 0x0b)))                   // bulk
+	f.Add(moduleOf(1, []byte{0x41, 0x01, 0x40, 0x00, 0x1a, 0x0b}))                   // memory.grow
+	f.Add(moduleOf(0, []byte{0x02, 0x40, 0x03, 0x40, 0x0c, 0x01, 0x0b, 0x0b, 0x0b})) // nested
 	for _, name := range []string{"slow.wasm", "greedy.wasm"} {
-		if b, err := os.ReadFile(filepath.Join(root, "target", "components", "test-packs", name)); err == nil {
-			if core, err := CoreModule(b); err == nil {
-				f.Add(core)
-			}
+		b, err := os.ReadFile(filepath.Join(root, "target", "components", "test-packs", name))
+		if err != nil {
+			f.Fatal(err) // make test-packs
 		}
+		core, err := CoreModule(b)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(core)
+	}
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+	f.Cleanup(func() { rt.Close(ctx) })
+	compile := func(m []byte) (wazero.CompiledModule, error) {
+		c, err := rt.CompileModule(ctx, m)
+		if err == nil {
+			c.Close(ctx)
+		}
+		return c, err
 	}
 	f.Fuzz(func(t *testing.T, module []byte) {
-		meter(module)
 		splitData(module)
+		m, err := meter(module)
+		if err != nil {
+			return
+		}
+		after, errAfter := compile(m)
+		before, errBefore := compile(module)
+		if errAfter == nil && errBefore != nil {
+			t.Fatalf("the rewrite made an invalid module valid: %v", errBefore)
+		}
+		if errBefore == nil && errAfter != nil {
+			t.Fatalf("the rewrite made a valid module invalid: %v", errAfter)
+		}
+		if errBefore == nil && len(after.ExportedFunctions()) != len(before.ExportedFunctions()) {
+			t.Fatalf("exported functions: %d, then %d", len(before.ExportedFunctions()), len(after.ExportedFunctions()))
+		}
 	})
-}
-
-// An instantiation that fails after its memory is made (a start function
-// that traps) returns the memory's mapping at once, not at a garbage
-// collection.
-func TestAFailedInstantiationReturnsItsMapping(t *testing.T) {
-	ctx := context.Background()
-	// memory.fill(0, 1, 32 MiB) (every page touched); unreachable
-	trap := append(fill(512*65536), 0x00, 0x0b)
-	trap[3] = 0x01
-	m := moduleOf(512, trap)
-	m = m[:len(m):len(m)]
-	// the start section (8) before the code section (10): function 0
-	code := len(m)
-	for i := 8; i < len(m); { // find the code section's start
-		id := m[i]
-		size, n := uleb(m[i+1:])
-		if id == 10 {
-			code = i
-			break
-		}
-		i += 1 + n + int(size)
-	}
-	m = append(append(append([]byte{}, m[:code]...), 0x08, 0x01, 0x00), m[code:]...)
-	rt := wazero.NewRuntimeWithConfig(ctx, runtimeConfig(32, nil, false))
-	defer rt.Close(ctx)
-	c := mustCompile(t, rt, m)
-	before := mapped.Load()
-	for i := 0; i < 40; i++ {
-		if _, err := instantiate(ctx, rt, c, wazero.NewModuleConfig().WithName("").WithStartFunctions()); err == nil {
-			t.Fatal("the start function did not trap")
-		}
-	}
-	if n := mapped.Load() - before; n != 0 {
-		t.Fatalf("%d mappings held by failed instantiations", n)
-	}
-}
-
-// A section size near 2^31 (past an int's end on 32 bits: GOARCH=386)
-// fails the readers; nothing panics.
-func TestAHugeSectionSizeIsRefused(t *testing.T) {
-	m := append([]byte("\x00asm\x01\x00\x00\x00"), 0x01, 0xfc, 0xff, 0xff, 0xff, 0x07) // type section, 0x7ffffffc bytes
-	m = append(m, make([]byte, 16)...)
-	if _, err := meter(m); err == nil {
-		t.Fatal("metered")
-	}
-	if _, _, ok := splitData(m); ok {
-		t.Fatal("split")
-	}
-	c := append([]byte("\x00asm\x0d\x00\x01\x00"), 0x01, 0xfc, 0xff, 0xff, 0xff, 0x0f)
-	if _, err := CoreModule(append(c, make([]byte, 16)...)); err == nil {
-		t.Fatal("a core module past the end")
-	}
-}
-
-// The cache is used only in a directory of this user's that no one else
-// can write to: not a symbolic link, not group or world writable, nor a
-// directory in it.
-func TestTheCacheDirectoryMustBeThisUsersAlone(t *testing.T) {
-	ok := t.TempDir()
-	if c := openCache(filepath.Join(ok, "made")); c == nil {
-		t.Fatal("a new directory refused")
-	}
-	if fi, err := os.Stat(filepath.Join(ok, "made")); err != nil || fi.Mode().Perm() != 0o700 {
-		t.Fatalf("made as %v", fi.Mode())
-	}
-	shared := t.TempDir()
-	os.Chmod(shared, 0o777)
-	link := filepath.Join(t.TempDir(), "link")
-	os.Symlink(ok, link)
-	inner := t.TempDir()
-	os.Mkdir(filepath.Join(inner, "wazero-planted"), 0o700)
-	os.Chmod(filepath.Join(inner, "wazero-planted"), 0o777)
-	linkInside := t.TempDir()
-	os.Symlink(shared, filepath.Join(linkInside, "wazero-planted"))
-	for what, dir := range map[string]string{"world writable": shared, "a symbolic link": link, "a writable directory inside": inner, "a symbolic link inside": linkInside} {
-		if c := openCache(dir); c != nil {
-			t.Errorf("%s: used as the cache", what)
-		}
-	}
 }

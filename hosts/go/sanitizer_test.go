@@ -111,6 +111,16 @@ func TestEveryVectorThroughTheLibrary(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close(ctx)
+			// Metering and the memory image ran, not a silent fallback.
+			if !s.pipeMetered || !s.imaged {
+				t.Fatalf("metered %v, memory image %v", s.pipeMetered, s.imaged)
+			}
+			r0 := refills.Load()
+			defer func() {
+				if refills.Load() == r0 {
+					t.Error("the pipeline never called refill")
+				}
+			}()
 			for _, v := range vectors(t) {
 				got, err := s.SanitizeJSON(ctx, v.Request)
 				if err != nil {

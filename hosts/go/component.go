@@ -24,10 +24,10 @@ func CoreModule(component []byte) ([]byte, error) {
 			return nil, errors.New("bad section size")
 		}
 		start := i + 1 + n
-		end := start + int(size)
-		if end > len(component) || end < start {
+		if start > len(component) || size > uint64(len(component)-start) {
 			return nil, errors.New("section past the end")
 		}
+		end := start + int(size)
 		if id == 1 {
 			return component[start:end], nil
 		}

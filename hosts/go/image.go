@@ -40,7 +40,7 @@ func splitData(module []byte) (stripped []byte, segs []segment, ok bool) {
 	for r.pos < len(r.b) && r.err == nil {
 		start := r.pos
 		id := r.byte()
-		body := r.bytes(int(r.u32()))
+		body := r.bytes(r.size())
 		switch id {
 		case 8: // start
 			return module, nil, false
@@ -52,7 +52,7 @@ func splitData(module []byte) (stripped []byte, segs []segment, ok bool) {
 				flag := d.u32()
 				if flag == 1 { // passive (memory.init copies it): kept
 					start := d.pos
-					d.bytes(int(d.u32()))
+					d.bytes(d.size())
 					nb = append(append(nb, 0x01), d.b[start:d.pos]...)
 					continue
 				}
@@ -69,7 +69,7 @@ func splitData(module []byte) (stripped []byte, segs []segment, ok bool) {
 				if d.byte() != 0x0b {
 					d.fail()
 				}
-				b := d.bytes(int(d.u32()))
+				b := d.bytes(d.size())
 				segs = append(segs, segment{offset: off, bytes: b})
 				nb = append(nb, 0x00, 0x41)
 				nb = appendSleb32(nb, int32(off))
@@ -88,6 +88,31 @@ func splitData(module []byte) (stripped []byte, segs []segment, ok bool) {
 		return module, nil, false
 	}
 	return out, segs, true
+}
+
+// split is splitData with the segments copied out of module (one buffer:
+// the caller's component bytes are not kept), and module as it is (ok
+// false) should splitData panic (a bug).
+func split(module []byte) (stripped []byte, segs []segment, ok bool) {
+	defer func() {
+		if recover() != nil {
+			stripped, segs, ok = module, nil, false
+		}
+	}()
+	stripped, segs, ok = splitData(module)
+	if !ok {
+		return module, nil, false
+	}
+	n := 0
+	for _, s := range segs {
+		n += len(s.bytes)
+	}
+	buf := make([]byte, 0, n)
+	for i, s := range segs {
+		buf = append(buf, s.bytes...)
+		segs[i].bytes = buf[len(buf)-len(s.bytes) : len(buf) : len(buf)]
+	}
+	return stripped, segs, true
 }
 
 // sleb32 reads a signed LEB128 of 32 bits.

@@ -3,7 +3,10 @@ package resultsanitizer
 import (
 	"context"
 	"runtime"
+	"sync/atomic"
 
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 )
 
@@ -25,6 +28,29 @@ func withMemory(ctx context.Context) context.Context {
 	return experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(newMemory))
 }
 
+// instantiate is rt.InstantiateModule with the memories of newMemory; when
+// instantiation fails (a start function that traps, a data segment out of
+// bounds), the mappings it made are returned at once, not when a garbage
+// collection finds them.
+func instantiate(ctx context.Context, rt wazero.Runtime, c wazero.CompiledModule, mc wazero.ModuleConfig) (api.Module, error) {
+	var made []*region
+	ctx = experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(func(capacity, max uint64) experimental.LinearMemory {
+		m := newMemory(capacity, max)
+		if mm, ok := m.(*mappedMemory); ok {
+			made = append(made, mm.r)
+		}
+		return m
+	}))
+	mod, err := rt.InstantiateModule(ctx, c, mc)
+	if err != nil {
+		for _, r := range made {
+			r.free()
+		}
+		return nil, err
+	}
+	return mod, nil
+}
+
 func newMemory(capacity, max uint64) experimental.LinearMemory {
 	if r := reserve(max); r != nil {
 		m := &mappedMemory{r: r}
@@ -35,18 +61,22 @@ func newMemory(capacity, max uint64) experimental.LinearMemory {
 	return &heapMemory{buf: make([]byte, 0, capacity), max: max}
 }
 
+// mapped counts the regions not yet returned (the tests check failed
+// instantiations return theirs).
+var mapped atomic.Int64
+
 // region is address space reserved by mmap: len(buf) bytes, the memory's
 // maximum.
 type region struct {
 	buf   []byte
-	freed bool
+	freed atomic.Bool // set once, by whoever frees it first
 }
 
 // mappedMemory is a memory in a region: it never moves.
 type mappedMemory struct{ r *region }
 
 func (m *mappedMemory) Reallocate(size uint64) []byte {
-	if m.r.freed || size > uint64(len(m.r.buf)) {
+	if m.r.freed.Load() || size > uint64(len(m.r.buf)) {
 		return nil
 	}
 	return m.r.buf[:size:size]

@@ -5,4 +5,4 @@ package resultsanitizer
 // reserve: no mmap here; memories are Go slices (heapMemory).
 func reserve(uint64) *region { return nil }
 
-func (r *region) free() { r.freed = true }
+func (r *region) free() { r.freed.Store(true) }

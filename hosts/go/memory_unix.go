@@ -2,25 +2,31 @@
 
 package resultsanitizer
 
-import "syscall"
+import (
+	"strconv"
+	"syscall"
+)
 
 // reserve maps size bytes of zeroed, private, read-write memory that the
 // system backs only as it is touched (nil: refused, or nothing to map).
 func reserve(size uint64) *region {
-	if size == 0 || size != uint64(int(size)) {
+	if size == 0 || size != uint64(int(size)) || strconv.IntSize < 64 {
+		// Nothing to map, or not on 32 bits: reserving each memory's cap
+		// would use up the address space.
 		return nil
 	}
 	b, err := syscall.Mmap(-1, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE)
 	if err != nil {
 		return nil
 	}
+	mapped.Add(1)
 	return &region{buf: b}
 }
 
 func (r *region) free() {
-	if r.freed {
+	if r.freed.Swap(true) {
 		return
 	}
-	r.freed = true
 	syscall.Munmap(r.buf)
+	mapped.Add(-1)
 }

@@ -1,6 +1,7 @@
 package resultsanitizer
 
-// CPU bound of a guest: fuel, counted by the guest itself.
+// CPU bound of our own modules (the pipeline, the verifier): fuel,
+// counted by the guest itself.
 //
 // wazero's own way to stop a guest at a deadline
 // (RuntimeConfig.WithCloseOnContextDone) leaves the compiled code at every
@@ -9,18 +10,31 @@ package resultsanitizer
 // of every loop, which made the pipeline's calls about six times slower
 // (a 256 KiB log: 11 ms without the checks, 67 ms with them).
 //
-// Here the module is rewritten before it is compiled (meter) so that the
-// same places (each function's entry, each loop's header) count down a
-// global of its own; only when the count reaches zero does the guest call
-// the host (an import added for this), which stops it when the call's
-// context is done (its deadline: Config.Timeout) and otherwise gives it
-// the next fuelSlice. So a guest that loops is stopped by the deadline as
-// before, one slice (a few milliseconds of work) after it passes at the
-// latest, and calls Go every slice (where the Go scheduler and collector
-// get the thread back), at a cost of a few instructions per iteration.
+// Here our modules are rewritten before they are compiled (meter) so that
+// the guest counts its work down in a global of its own: each function's
+// entry takes the number of instructions of its body outside loops, each
+// loop's header the number of instructions of the loop's body outside
+// inner loops (each is an upper bound of what runs before the next
+// charge: without a loop, code only goes forward), and each bulk
+// instruction (memory.fill, copy, init, grow; table.fill, copy, init,
+// grow) its length operand (one per 8 bytes, or per element). When the
+// count drops below zero the guest calls the host (an import added for
+// this), which stops it when the call's context is done (its deadline:
+// Config.Timeout) and otherwise gives it the next fuelSlice. Between two
+// checks a guest runs at most fuelSlice instructions plus one charge (a
+// region's instruction count, or one bulk instruction: at most its
+// memory's cap), about a millisecond (TestAMeteredGuestCallsTheHostEveryMillisecond);
+// compiled guest code cannot be preempted by the Go runtime, so that is
+// also the longest a garbage collection's stop waits for it.
 //
-// A module the rewriter cannot read (an instruction it does not know) is
-// left as it is and runs under wazero's own checks
+// A rule pack is never rewritten: packs are not ours (a tenant's may be
+// hostile), and run as they are under wazero's own checks. Our modules
+// are not trusted to be valid either: the rewrite checks every index it
+// moves or that could name what it adds (the fuel global, the refill
+// function, its type, the added local) and reads LEB128 strictly, so it
+// cannot turn an invalid module into a valid one; a module it cannot read
+// (an instruction it does not know, memory64, GC types) or that fails
+// these checks is left as it is and runs under wazero's own checks
 // (WithCloseOnContextDone): slower, the same guarantee.
 
 import (
@@ -28,6 +42,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -39,8 +54,9 @@ const (
 	fuelModule = "result-sanitizer:host/fuel"
 	fuelRefill = "refill"
 	fuelGlobal = "result-sanitizer:host/fuel"
-	// fuelSlice is how many function entries and loop iterations a guest
-	// runs between two checks of its deadline.
+	// fuelSlice is how many instructions (bulk instructions counted by
+	// their length) a guest runs between two checks of its deadline: 0.2
+	// to 1.7 ms here (TestAMeteredGuestCallsTheHostEveryMillisecond).
 	fuelSlice = 1 << 20
 )
 
@@ -60,9 +76,14 @@ func defineFuel(ctx context.Context, rt wazero.Runtime) error {
 				panic(errors.New("meter: no fuel global"))
 			}
 			g.Set(fuelSlice)
+			refills.Add(1)
 		}), nil, nil).Export(fuelRefill).Instantiate(ctx)
 	return err
 }
+
+// refills counts the refills of this process (the tests check metering
+// ran).
+var refills atomic.Int64
 
 // wasm binary reading.
 
@@ -108,10 +129,31 @@ func (r *reader) leb(maxBytes int) uint64 {
 	return 0
 }
 
-func (r *reader) u32() uint32 { return uint32(r.leb(5)) }
+// u32 reads an unsigned LEB128 of 32 bits, strictly: at most 5 bytes,
+// and none of the last byte's bits past the 32nd (an over-long or
+// over-large encoding fails rather than being cut to 32 bits, which would
+// turn an invalid module into a valid one).
+func (r *reader) u32() uint32 {
+	var v uint32
+	for i := 0; i < 5; i++ {
+		c := r.byte()
+		if r.err != nil {
+			return 0
+		}
+		if i == 4 && c&0xf0 != 0 {
+			break
+		}
+		v |= uint32(c&0x7f) << (7 * i)
+		if c&0x80 == 0 {
+			return v
+		}
+	}
+	r.fail()
+	return 0
+}
 
 func (r *reader) bytes(n int) []byte {
-	if n < 0 || r.pos+n > len(r.b) {
+	if n < 0 || n > len(r.b)-r.pos { // not r.pos+n: it can overflow an int of 32 bits
 		r.fail()
 		return nil
 	}
@@ -120,7 +162,17 @@ func (r *reader) bytes(n int) []byte {
 	return s
 }
 
-func (r *reader) name() []byte { return r.bytes(int(r.u32())) }
+func (r *reader) name() []byte { return r.bytes(r.size()) }
+
+// size reads a u32 length as an int (-1, which bytes refuses, when it
+// does not fit one: a 32-bit platform).
+func (r *reader) size() int {
+	n := r.u32()
+	if uint64(n) > uint64(^uint(0)>>1) {
+		return -1
+	}
+	return int(n)
+}
 
 func appendU32(b []byte, v uint32) []byte { return binary.AppendUvarint(b, uint64(v)) }
 
@@ -133,54 +185,208 @@ func appendSection(out []byte, id byte, body []byte) []byte {
 // rewriter holds what the rewrite needs: function indices at or past
 // imported move up by one (the added import comes last among the
 // imported functions).
+//
+// The original module is not trusted to be valid: every index the rewrite
+// moves, or that could name what it adds (the fuel global, the refill
+// function's type), is checked against the original module's counts, so
+// an index out of range there fails the rewrite (errMeter) instead of
+// naming the fuel counter or the refill type afterwards.
 type rewriter struct {
 	imported uint32 // imported functions, before the added one
+	funcs    uint32 // all the original functions (imported + defined)
+	types    uint32 // the original types; the added one is types
 	refill   uint32 // the added import's index (== imported)
-	fuel     uint32 // the added global's index
+	fuel     uint32 // the added global's index (== the original globals)
+	err      error  // an index out of range
 }
 
 func (w *rewriter) fn(i uint32) uint32 {
+	if i >= w.funcs {
+		w.err = errMeter
+	}
 	if i >= w.imported {
 		return i + 1
 	}
 	return i
 }
 
-// prologue is the check the guest runs at each function entry and loop
-// header: if the fuel is 0, refill; then take one.
-func (w *rewriter) prologue(out []byte) []byte {
-	out = appendU32(append(out, 0x23), w.fuel) // global.get fuel
-	out = append(out, 0x50, 0x04, 0x40, 0x10)  // i64.eqz, if, call
-	out = appendU32(out, w.refill)             // refill
-	out = append(out, 0x0b, 0x23)              // end, global.get
-	out = appendU32(out, w.fuel)               // fuel
-	out = append(out, 0x42, 0x01, 0x7d, 0x24)  // i64.const 1, i64.sub, global.set
-	return appendU32(out, w.fuel)              // fuel
+// global checks a global index of the original module.
+func (w *rewriter) global(i uint32) {
+	if i >= w.fuel {
+		w.err = errMeter
+	}
 }
 
+// typ checks a type index of the original module.
+func (w *rewriter) typ(i uint32) {
+	if i >= w.types {
+		w.err = errMeter
+	}
+}
+
+// blockType reads a block type: the empty type or a value type (one byte,
+// negative as an s33), or a type index (non-negative, checked).
+func (w *rewriter) blockType(r *reader) {
+	if r.pos < len(r.b) && r.b[r.pos]&0xc0 == 0x40 { // one byte, negative
+		r.pos++
+		return
+	}
+	var v uint64
+	for i := 0; i < 5; i++ {
+		c := r.byte()
+		if r.err != nil {
+			return
+		}
+		v |= uint64(c&0x7f) << (7 * i)
+		if c&0x80 == 0 {
+			if c&0x40 != 0 { // a negative index, or an over-long value type
+				r.fail()
+				return
+			}
+			if v >= uint64(w.types) {
+				w.err = errMeter
+			}
+			return
+		}
+	}
+	r.fail()
+}
+
+// funcBody is what the rewrite of one function's code needs: its locals (the
+// original ones, parameters included: an index past them is refused, as
+// it would name the added local), the added i32 local (a bulk
+// instruction's length is kept there while it is charged), and the open
+// metered regions (the function's body, then each loop inside), each
+// with the count of its instructions so far and where its charge's
+// immediate is, to be written when the region ends.
+type funcBody struct {
+	locals  uint32
+	scratch uint32
+	regions []meterRegion
+	loops   []bool // per open block, if or loop: a loop
+}
+
+type meterRegion struct {
+	at int   // offset in out of the charge's 5-byte immediate
+	n  int64 // instructions so far
+}
+
+// charge appends the check a region starts with (each function's entry,
+// each loop's header): take the region's cost (its immediate, written when
+// the region ends: chargeWidth bytes), and when the fuel is below 0, call
+// refill.
+func (w *rewriter) charge(out []byte, b *funcBody) []byte {
+	out = appendU32(append(out, 0x23), w.fuel) // global.get fuel
+	out = append(out, 0x42)                    // i64.const cost
+	b.regions = append(b.regions, meterRegion{at: len(out)})
+	out = append(out, make([]byte, chargeWidth)...)
+	out = append(out, 0x7d, 0x24) // i64.sub, global.set
+	out = appendU32(out, w.fuel)  // fuel
+	return w.check(out)
+}
+
+// check appends: if fuel < 0, call refill.
+func (w *rewriter) check(out []byte) []byte {
+	out = appendU32(append(out, 0x23), w.fuel)            // global.get fuel
+	out = append(out, 0x42, 0x00, 0x53, 0x04, 0x40, 0x10) // i64.const 0, i64.lt_s, if, call
+	return append(appendU32(out, w.refill), 0x0b)         // refill, end
+}
+
+// chargeWidth: a region's cost is written as a signed LEB128 padded to 5
+// bytes (up to 2^34 - 1).
+const chargeWidth = 5
+
+// endRegion writes the innermost region's cost into its charge.
+func (b *funcBody) endRegion(out []byte) {
+	g := b.regions[len(b.regions)-1]
+	b.regions = b.regions[:len(b.regions)-1]
+	n := min(max(g.n, 1), 1<<34-1)
+	for i := 0; i < chargeWidth; i++ {
+		c := byte(n>>(7*i)) & 0x7f
+		if i < chargeWidth-1 {
+			c |= 0x80
+		}
+		out[g.at+i] = c
+	}
+}
+
+// bulk appends, before a bulk instruction whose length (an i32) is on top
+// of the stack, a charge of that length shifted right by shr bits (left by
+// -shr): the length kept in the added local, the fuel taken, refill
+// called when below 0, the length put back.
+func (w *rewriter) bulk(out []byte, b *funcBody, shr int) []byte {
+	out = appendU32(append(out, 0x21), b.scratch) // local.set scratch
+	out = appendU32(append(out, 0x23), w.fuel)    // global.get fuel
+	out = appendU32(append(out, 0x20), b.scratch) // local.get scratch
+	out = append(out, 0xad)                       // i64.extend_i32_u
+	switch {
+	case shr > 0:
+		out = append(out, 0x42, byte(shr), 0x88) // i64.const shr, i64.shr_u
+	case shr < 0:
+		out = append(out, 0x42, byte(-shr), 0x86) // i64.const -shr, i64.shl
+	}
+	out = append(out, 0x7d, 0x24) // i64.sub, global.set
+	out = appendU32(out, w.fuel)
+	out = w.check(out)
+	return appendU32(append(out, 0x20), b.scratch) // local.get scratch
+}
+
+// The cost of bulk instructions, in instructions: memory.fill, copy and
+// init one per 8 bytes (a plain instruction takes about as long as
+// setting or copying 8 bytes); table.fill, copy, init and grow one per
+// element; memory.grow one per 8 bytes of the pages added (with the
+// memories of memory.go, a grow does not touch them, but a Go slice that
+// doubles copies).
+const (
+	bulkMemoryShift = 3
+	bulkTableShift  = 0
+	bulkGrowShift   = -(16 - bulkMemoryShift)
+)
+
 // instrs copies instructions from r to out until the end that closes the
-// depth it starts at (an expression's), function indices moved, the
-// prologue after each loop header. It returns out.
-func (w *rewriter) instrs(r *reader, out []byte) []byte {
+// depth it starts at, function indices moved. With b (a function's body),
+// each region (the body, a loop) is charged its instruction count at its
+// start, and each bulk instruction its length (b's doc); without (a
+// constant expression), nothing is added. It returns out.
+func (w *rewriter) instrs(r *reader, out []byte, b *funcBody) []byte {
 	depth := 0
 	for r.err == nil {
 		start := r.pos
 		op := r.byte()
+		if b != nil {
+			b.regions[len(b.regions)-1].n++
+		}
+		shr, isBulk := 0, false
 		switch {
 		case op == 0x02 || op == 0x04: // block, if
-			r.leb(5) // block type (s33)
+			w.blockType(r)
 			depth++
+			if b != nil {
+				b.loops = append(b.loops, false)
+			}
 		case op == 0x03: // loop
-			r.leb(5)
+			w.blockType(r)
 			depth++
 			out = append(out, r.b[start:r.pos]...)
-			out = w.prologue(out)
+			if b != nil {
+				b.loops = append(b.loops, true)
+				out = w.charge(out, b)
+			}
 			continue
 		case op == 0x0b: // end
 			if depth == 0 {
+				if b != nil {
+					b.endRegion(out)
+				}
 				return append(out, op)
 			}
 			depth--
+			if b != nil {
+				if b.loops[len(b.loops)-1] {
+					b.endRegion(out)
+				}
+				b.loops = b.loops[:len(b.loops)-1]
+			}
 		case op == 0x10 || op == 0x12 || op == 0xd2: // call, return_call, ref.func
 			i := r.u32()
 			out = appendU32(append(out, op), w.fn(i))
@@ -195,16 +401,25 @@ func (w *rewriter) instrs(r *reader, out []byte) []byte {
 				r.u32()
 			}
 		case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect
-			r.u32()
+			w.typ(r.u32())
 			r.u32()
 		case op == 0x1c: // select t*
-			r.bytes(int(r.u32()))
-		case op >= 0x20 && op <= 0x26: // locals, globals, table.get/set
+			r.bytes(r.size())
+		case op == 0x23 || op == 0x24: // global.get, global.set
+			w.global(r.u32())
+		case op >= 0x20 && op <= 0x22: // local.get, set, tee
+			if i := r.u32(); b != nil && i >= b.locals {
+				w.err = errMeter
+			}
+		case op == 0x25 || op == 0x26: // table.get/set
 			r.u32()
 		case op >= 0x28 && op <= 0x3e: // loads, stores
 			w.memarg(r)
-		case op == 0x3f || op == 0x40: // memory.size, memory.grow
+		case op == 0x3f: // memory.size
 			r.u32()
+		case op == 0x40: // memory.grow
+			r.u32()
+			shr, isBulk = bulkGrowShift, true
 		case op == 0x41: // i32.const
 			r.leb(5)
 		case op == 0x42: // i64.const
@@ -216,11 +431,14 @@ func (w *rewriter) instrs(r *reader, out []byte) []byte {
 		case op == 0xd0: // ref.null
 			r.leb(5)
 		case op == 0xfc:
-			w.prefixFC(r)
+			shr, isBulk = w.prefixFC(r)
 		case op == 0xfd:
 			w.prefixFD(r)
 		default: // exceptions, atomics, GC: not metered
 			r.fail()
+		}
+		if isBulk && b != nil {
+			out = w.bulk(out, b, shr)
 		}
 		out = append(out, r.b[start:r.pos]...)
 	}
@@ -234,17 +452,31 @@ func (w *rewriter) memarg(r *reader) {
 	r.leb(10)
 }
 
-func (w *rewriter) prefixFC(r *reader) {
+// prefixFC reads a 0xfc instruction; a bulk one (its length on top of
+// the stack) returns its cost's shift (instrs).
+func (w *rewriter) prefixFC(r *reader) (shr int, bulk bool) {
 	switch sub := r.u32(); {
 	case sub <= 7: // saturating truncations
-	case sub == 8 || sub == 10 || sub == 12 || sub == 14: // memory.init, memory.copy, table.init, table.copy
+	case sub == 8 || sub == 10: // memory.init, memory.copy
 		r.u32()
 		r.u32()
-	case sub == 9 || sub == 11 || sub == 13 || (sub >= 15 && sub <= 17): // data.drop, memory.fill, elem.drop, table.grow/size/fill
+		return bulkMemoryShift, true
+	case sub == 12 || sub == 14: // table.init, table.copy
+		r.u32()
+		r.u32()
+		return bulkTableShift, true
+	case sub == 11: // memory.fill
+		r.u32()
+		return bulkMemoryShift, true
+	case sub == 15 || sub == 17: // table.grow, table.fill
+		r.u32()
+		return bulkTableShift, true
+	case sub == 9 || sub == 13 || sub == 16: // data.drop, elem.drop, table.size
 		r.u32()
 	default:
 		r.fail()
 	}
+	return 0, false
 }
 
 func (w *rewriter) prefixFD(r *reader) {
@@ -264,13 +496,29 @@ func (w *rewriter) prefixFD(r *reader) {
 	}
 }
 
-// limits skips a table's or memory's limits.
+// limits skips a table's or memory's limits: a 32-bit one, not shared
+// (the rewrite's bulk charges take an i32 length).
 func limits(r *reader) {
 	flag := r.byte()
+	if flag > 1 {
+		r.fail()
+	}
 	r.leb(10)
 	if flag&1 != 0 {
 		r.leb(10)
 	}
+}
+
+// valType reads a value type of one byte (numbers, v128, funcref,
+// externref) and returns it; anything else fails r.
+func valType(r *reader) byte {
+	t := r.byte()
+	switch t {
+	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
+	default:
+		r.fail()
+	}
+	return t
 }
 
 // meter returns module (a core module's bytes) rewritten to count fuel
@@ -288,7 +536,7 @@ func meter(module []byte) ([]byte, error) {
 	r := &reader{b: module, pos: 8}
 	for r.pos < len(r.b) && r.err == nil {
 		id := r.byte()
-		body := r.bytes(int(r.u32()))
+		body := r.bytes(r.size())
 		sections = append(sections, section{id, body})
 	}
 	if r.err != nil {
@@ -301,13 +549,40 @@ func meter(module []byte) ([]byte, error) {
 		}
 	}
 	w := &rewriter{}
-	var importedGlobals, types, globals uint32
+	var importedGlobals, types, globals, defined uint32
+	var funcTypes []uint32 // the type indices of imported, then defined functions
+	var params []uint32    // per type, its parameter count
 	// First pass: counts.
 	for _, s := range sections {
 		r := &reader{b: s.body}
 		switch s.id {
 		case 1:
 			types = r.u32()
+			for i := uint32(0); i < types && r.err == nil; i++ {
+				if r.byte() != 0x60 { // a function type (not GC's)
+					r.fail()
+				}
+				np := r.u32()
+				for j := uint32(0); j < np && r.err == nil; j++ {
+					valType(r)
+				}
+				params = append(params, np)
+				nr := r.u32()
+				for j := uint32(0); j < nr && r.err == nil; j++ {
+					valType(r)
+				}
+			}
+		case 4: // tables: 32-bit only
+			n := r.u32()
+			for i := uint32(0); i < n && r.err == nil; i++ {
+				r.byte()
+				limits(r)
+			}
+		case 5: // memories: 32-bit, not shared
+			n := r.u32()
+			for i := uint32(0); i < n && r.err == nil; i++ {
+				limits(r)
+			}
 		case 2:
 			n := r.u32()
 			for i := uint32(0); i < n && r.err == nil; i++ {
@@ -317,7 +592,7 @@ func meter(module []byte) ([]byte, error) {
 				r.name()
 				switch kind := r.byte(); kind {
 				case 0:
-					r.u32()
+					funcTypes = append(funcTypes, r.u32())
 					w.imported++
 				case 1:
 					r.byte()
@@ -332,12 +607,25 @@ func meter(module []byte) ([]byte, error) {
 					r.fail()
 				}
 			}
+		case 3:
+			n := r.u32()
+			for i := uint32(0); i < n && r.err == nil; i++ {
+				funcTypes = append(funcTypes, r.u32())
+			}
+			defined = n
 		case 6:
 			globals = r.u32()
 		}
 		if r.err != nil {
 			return nil, r.err
 		}
+	}
+	w.types, w.funcs = types, w.imported+defined
+	if w.funcs < w.imported {
+		return nil, errMeter
+	}
+	for _, t := range funcTypes { // the type of every function
+		w.typ(t)
 	}
 	if !has[1] || !has[7] || !has[10] {
 		return nil, errMeter
@@ -386,7 +674,7 @@ func meter(module []byte) ([]byte, error) {
 				if t != 0x7f && t != 0x7e && t != 0x7d && t != 0x7c && t != 0x7b && t != 0x70 && t != 0x6f {
 					r.fail()
 				}
-				body = w.instrs(r, body)
+				body = w.instrs(r, body, nil)
 			}
 			body = append(body, 0x7e, 0x01, 0x42, 0x00, 0x0b)
 		case 7: // exports: function indices moved, the fuel exported
@@ -401,6 +689,9 @@ func meter(module []byte) ([]byte, error) {
 				idx := r.u32()
 				if kind == 0 {
 					idx = w.fn(idx)
+				}
+				if kind == 3 {
+					w.global(idx)
 				}
 				body = appendU32(append(appendName(body, string(name)), kind), idx)
 			}
@@ -421,7 +712,7 @@ func meter(module []byte) ([]byte, error) {
 					body = appendU32(body, r.u32())
 				}
 				if flag&1 == 0 { // active: an offset
-					body = w.instrs(r, body)
+					body = w.instrs(r, body, nil)
 				}
 				if flag&3 != 0 { // elemkind or reftype
 					body = append(body, r.byte())
@@ -432,7 +723,7 @@ func meter(module []byte) ([]byte, error) {
 					if flag&4 == 0 {
 						body = appendU32(body, w.fn(r.u32()))
 					} else {
-						body = w.instrs(r, body)
+						body = w.instrs(r, body, nil)
 					}
 				}
 			}
@@ -441,17 +732,31 @@ func meter(module []byte) ([]byte, error) {
 			body = appendU32(nil, n)
 			var fb []byte
 			for i := uint32(0); i < n && r.err == nil; i++ {
-				size := r.u32()
-				fr := &reader{b: r.bytes(int(size))}
-				fb = fb[:0]
-				locals := fr.u32()
-				for j := uint32(0); j < locals && fr.err == nil; j++ {
-					fr.u32()
-					fr.byte()
+				fr := &reader{b: r.bytes(r.size())}
+				if uint64(w.imported)+uint64(i) >= uint64(len(funcTypes)) {
+					fr.fail()
 				}
-				fb = append(fb, fr.b[:fr.pos]...)
-				fb = w.prologue(fb)
-				fb = w.instrs(fr, fb)
+				var locals uint64 // the parameters, then the declared locals
+				if fr.err == nil {
+					locals = uint64(params[funcTypes[w.imported+i]])
+				}
+				groups := fr.u32()
+				if groups >= 1<<31 {
+					fr.fail()
+				}
+				fb = appendU32(fb[:0], groups+1)
+				for j := uint32(0); j < groups && fr.err == nil; j++ {
+					c := fr.u32()
+					locals += uint64(c)
+					fb = append(appendU32(fb, c), valType(fr))
+				}
+				if locals >= 1<<31 {
+					fr.fail()
+				}
+				fb = append(fb, 0x01, 0x7f) // the added local: an i32
+				b := &funcBody{locals: uint32(locals), scratch: uint32(locals)}
+				fb = w.charge(fb, b)
+				fb = w.instrs(fr, fb, b)
 				if fr.err == nil && fr.pos != len(fr.b) {
 					fr.fail()
 				}
@@ -461,15 +766,43 @@ func meter(module []byte) ([]byte, error) {
 				}
 				body = append(appendU32(body, uint32(len(fb))), fb...)
 			}
+		case 11: // data: the offsets' global indices checked, copied as they are
+			n := r.u32()
+			var scratch []byte
+			for i := uint32(0); i < n && r.err == nil; i++ {
+				switch flag := r.u32(); flag {
+				case 0, 2:
+					if flag == 2 {
+						r.u32()
+					}
+					scratch = w.instrs(r, scratch[:0], nil)
+				case 1:
+				default:
+					r.fail()
+				}
+				r.bytes(r.size())
+			}
+			if r.err == nil && r.pos != len(r.b) {
+				r.fail()
+			}
+			body = s.body
 		case 0:
 			name := r.name()
 			if string(name) == "name" {
+				saved := w.err // names only label traces: one out of range is dropped, not checked
 				body = w.names(r, appendName(nil, "name"))
+				w.err = saved
 			} else {
 				body = s.body
 			}
 		default:
 			body = s.body
+		}
+		if r.err == nil && s.id >= 6 && s.id <= 11 && r.pos != len(r.b) {
+			r.fail() // trailing bytes in a section this rewrite re-encodes
+		}
+		if r.err == nil && s.id != 0 {
+			r.err = w.err
 		}
 		if r.err != nil {
 			return nil, fmt.Errorf("%w (section %d)", r.err, s.id)
@@ -487,7 +820,7 @@ func meter(module []byte) ([]byte, error) {
 func (w *rewriter) names(r *reader, out []byte) []byte {
 	for r.pos < len(r.b) && r.err == nil {
 		id := r.byte()
-		sub := &reader{b: r.bytes(int(r.u32()))}
+		sub := &reader{b: r.bytes(r.size())}
 		if r.err != nil {
 			break
 		}
@@ -523,22 +856,21 @@ func (w *rewriter) names(r *reader, out []byte) []byte {
 	return out
 }
 
-// metered is the modules of one runtime, rewritten by meter when all of
-// them can be (ok), else as they are (the runtime then closes a module
-// when its call's context is done: wazero's own checks).
-func metered(modules ...[]byte) (out [][]byte, ok bool) {
-	for _, m := range modules {
-		if m == nil {
-			out = append(out, nil)
-			continue
+// metered is module (one of ours: the pipeline or the verifier, never a
+// pack) rewritten by meter (ok), else as it is (its runtime then closes it
+// when its call's context is done: wazero's own checks). A panic in the
+// rewriter (a bug) also leaves the module as it is.
+func metered(module []byte) (out []byte, ok bool) {
+	defer func() {
+		if recover() != nil {
+			out, ok = module, false
 		}
-		b, err := meter(m)
-		if err != nil {
-			return modules, false
-		}
-		out = append(out, b)
+	}()
+	b, err := meter(module)
+	if err != nil {
+		return module, false
 	}
-	return out, true
+	return b, true
 }
 
 // importsAny says whether compiled imports anything but, when metered,

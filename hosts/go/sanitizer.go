@@ -91,6 +91,9 @@ func (l Config) withDefaults() Config {
 // ErrTimeout: a call passed its deadline and was stopped.
 var ErrTimeout = errors.New("the pipeline exceeded its time limit")
 
+// ErrClosed: a call on a closed Sanitizer or Verifier.
+var ErrClosed = errors.New("closed")
+
 // TrapError: a guest trapped (a panic, a memory cap hit, a bad value).
 type TrapError struct{ Reason string }
 
@@ -120,6 +123,11 @@ type Sanitizer struct {
 	pack     api.Module
 	platform api.Module // the platform pack's instance (pack when the same)
 	grant    []string   // platform rule ids the pack's signature lets it relax
+	// pipeMetered: the pipeline counts fuel (meter.go); else its runtime
+	// closes it when a call's context is done. The packs never count fuel.
+	pipeMetered bool
+	imaged      bool // the pipeline's data segments are in image
+	closed      bool
 }
 
 // New verifies the pack component under limits.Trust (errors are
@@ -179,13 +187,13 @@ func newSanitizer(ctx context.Context, pipelineComponent, packComponent []byte, 
 		}
 	}
 	// The pipeline's memory image written by the host (image.go); fuel
-	// counted by the guests (meter.go), per runtime.
-	pipeCore, image, _ := splitData(pipeCore)
+	// counted by the pipeline (meter.go). The packs are not ours: they run
+	// as they are, under wazero's own checks (WithCloseOnContextDone).
+	pipeCore, image, imaged := split(pipeCore)
 	pipe, pipeMetered := metered(pipeCore)
-	packs, packsMetered := metered(packCore, platCore)
 	return withCache(ctx, limits.CacheDir, func(cache wazero.CompilationCache) (*Sanitizer, error) {
-		s := &Sanitizer{limits: limits, grant: grant, cache: cache, image: image}
-		if err := s.compile(ctx, pipe[0], pipeMetered, packs[0], packs[1], packsMetered); err != nil {
+		s := &Sanitizer{limits: limits, grant: grant, cache: cache, image: image, imaged: imaged}
+		if err := s.compile(ctx, pipe, pipeMetered, packCore, platCore); err != nil {
 			s.closeRuntimes(ctx)
 			return nil, err
 		}
@@ -195,31 +203,27 @@ func newSanitizer(ctx context.Context, pipelineComponent, packComponent []byte, 
 
 // compile makes the runtimes and compiles the modules (platCore nil: the
 // pack serves as the platform's).
-func (s *Sanitizer) compile(ctx context.Context, pipeCore []byte, pipeMetered bool, packCore, platCore []byte, packsMetered bool) error {
+func (s *Sanitizer) compile(ctx context.Context, pipeCore []byte, pipeMetered bool, packCore, platCore []byte) error {
 	var err error
+	s.pipeMetered = pipeMetered
 	s.pipeRT = wazero.NewRuntimeWithConfig(ctx, runtimeConfig(s.limits.MemoryMiB, s.cache, pipeMetered))
-	s.packRT = wazero.NewRuntimeWithConfig(ctx, runtimeConfig(s.limits.PackMemoryMiB, s.cache, packsMetered))
+	s.packRT = wazero.NewRuntimeWithConfig(ctx, runtimeConfig(s.limits.PackMemoryMiB, s.cache, false))
 	if pipeMetered {
 		if err := defineFuel(ctx, s.pipeRT); err != nil {
-			return err
-		}
-	}
-	if packsMetered {
-		if err := defineFuel(ctx, s.packRT); err != nil {
 			return err
 		}
 	}
 	if s.packMod, err = s.packRT.CompileModule(ctx, packCore); err != nil {
 		return fmt.Errorf("rule pack: %w", err)
 	}
-	if importsAny(s.packMod, packsMetered) {
+	if importsAny(s.packMod, false) {
 		return errors.New("rule pack: packs may import nothing")
 	}
 	if platCore != nil {
 		if s.platMod, err = s.packRT.CompileModule(ctx, platCore); err != nil {
 			return fmt.Errorf("platform pack: %w", err)
 		}
-		if importsAny(s.platMod, packsMetered) {
+		if importsAny(s.platMod, false) {
 			return errors.New("platform pack: packs may import nothing")
 		}
 	}
@@ -246,6 +250,11 @@ func (s *Sanitizer) closeRuntimes(ctx context.Context) {
 func (s *Sanitizer) Close(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.drop(ctx)
 	s.closeRuntimes(ctx)
 	if s.cache != nil {
 		// The cache's engine holds the compiled code while it is open.
@@ -256,19 +265,18 @@ func (s *Sanitizer) Close(ctx context.Context) error {
 
 func (s *Sanitizer) instantiate(ctx context.Context) error {
 	mc := wazero.NewModuleConfig().WithName("").WithStartFunctions()
-	ctx = withMemory(ctx)
 	var err error
-	if s.pack, err = s.packRT.InstantiateModule(ctx, s.packMod, mc); err != nil {
+	if s.pack, err = instantiate(ctx, s.packRT, s.packMod, mc); err != nil {
 		return fmt.Errorf("rule pack: %w", err)
 	}
 	s.platform = s.pack
 	if s.platMod != nil {
-		if s.platform, err = s.packRT.InstantiateModule(ctx, s.platMod, mc); err != nil {
+		if s.platform, err = instantiate(ctx, s.packRT, s.platMod, mc); err != nil {
 			s.pack.Close(ctx)
 			return fmt.Errorf("platform pack: %w", err)
 		}
 	}
-	if s.pipeline, err = s.pipeRT.InstantiateModule(ctx, s.pipeMod, mc); err == nil {
+	if s.pipeline, err = instantiate(ctx, s.pipeRT, s.pipeMod, mc); err == nil {
 		err = applyData(s.pipeline, s.image)
 	}
 	if err != nil {
@@ -417,6 +425,9 @@ func (s *Sanitizer) definePack(ctx context.Context, name string, pk func() api.M
 func (s *Sanitizer) call(ctx context.Context, export, arg string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return "", ErrClosed
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.limits.Timeout)
 	defer cancel()
 	if s.pipeline == nil {

@@ -111,6 +111,16 @@ func TestEveryVectorThroughTheLibrary(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close(ctx)
+			// Metering and the memory image ran, not a silent fallback.
+			if !s.pipeMetered || !s.imaged {
+				t.Fatalf("metered %v, memory image %v", s.pipeMetered, s.imaged)
+			}
+			r0 := refills.Load()
+			defer func() {
+				if refills.Load() == r0 {
+					t.Error("the pipeline never called refill")
+				}
+			}()
 			for _, v := range vectors(t) {
 				got, err := s.SanitizeJSON(ctx, v.Request)
 				if err != nil {
@@ -122,6 +132,39 @@ func TestEveryVectorThroughTheLibrary(t *testing.T) {
 				checkResponse(t, v.Name, got)
 			}
 		})
+	}
+}
+
+// The warm pipeline's memory image is copied out of the caller's bytes
+// (which may be reused after New), and Close drops the instances: a call
+// after it is refused.
+func TestNewCopiesTheImageAndCloseIsFinal(t *testing.T) {
+	ctx := context.Background()
+	pipeline := bytes.Clone(component(t, "pipeline-warm.wasm"))
+	s, err := NewUnverified(ctx, pipeline, component(t, "default-pack.wasm"), Config{Verifier: testVerifier(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.imaged || !s.pipeMetered {
+		t.Fatal("the warm pipeline was not split or not metered")
+	}
+	clear(pipeline)
+	v := vectors(t)[0]
+	if got, err := s.SanitizeJSON(ctx, v.Request); err != nil || got != v.Response {
+		t.Fatalf("%s after the caller's bytes were cleared: %v", v.Name, err)
+	}
+	if s.pipeline == nil {
+		t.Fatal("no instance")
+	}
+	s.Close(ctx)
+	if s.pipeline != nil || s.pack != nil {
+		t.Fatal("Close left instances")
+	}
+	if _, err := s.SanitizeJSON(ctx, v.Request); !errors.Is(err, ErrClosed) {
+		t.Fatalf("a call after Close: %v", err)
+	}
+	if s.Close(ctx) != nil {
+		t.Fatal("a second Close")
 	}
 }
 

@@ -37,6 +37,8 @@ type Verifier struct {
 	compiled wazero.CompiledModule
 	mod      api.Module              // nil: instantiate before the next call
 	cache    wazero.CompilationCache // nil: none
+	metered  bool                    // counts fuel (meter.go)
+	closed   bool
 }
 
 // NewVerifier compiles the verifier component (.wasm bytes,
@@ -54,7 +56,7 @@ func NewVerifierWithCache(ctx context.Context, component []byte, cacheDir string
 	if err != nil {
 		return nil, fmt.Errorf("verifier: %w", err)
 	}
-	mods, ok := metered(core)
+	mod, ok := metered(core)
 	return withCache(ctx, cacheDir, func(cache wazero.CompilationCache) (*Verifier, error) {
 		rt := wazero.NewRuntimeWithConfig(ctx, runtimeConfig(verifierMemoryMiB, cache, ok))
 		var compiled wazero.CompiledModule
@@ -63,7 +65,7 @@ func NewVerifierWithCache(ctx context.Context, component []byte, cacheDir string
 			err = defineFuel(ctx, rt)
 		}
 		if err == nil {
-			compiled, err = rt.CompileModule(ctx, mods[0])
+			compiled, err = rt.CompileModule(ctx, mod)
 		}
 		if err == nil && importsAny(compiled, ok) {
 			err = errors.New("the verifier must import nothing")
@@ -72,7 +74,7 @@ func NewVerifierWithCache(ctx context.Context, component []byte, cacheDir string
 			rt.Close(ctx)
 			return nil, fmt.Errorf("verifier: %w", err)
 		}
-		return &Verifier{rt: rt, compiled: compiled, cache: cache}, nil
+		return &Verifier{rt: rt, compiled: compiled, cache: cache, metered: ok}, nil
 	})
 }
 
@@ -80,6 +82,14 @@ func NewVerifierWithCache(ctx context.Context, component []byte, cacheDir string
 func (v *Verifier) Close(ctx context.Context) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.closed {
+		return nil
+	}
+	v.closed = true
+	if v.mod != nil {
+		v.mod.Close(ctx)
+		v.mod = nil
+	}
 	err := v.rt.Close(ctx)
 	if v.cache != nil {
 		v.cache.Close(ctx)
@@ -93,10 +103,13 @@ func (v *Verifier) Close(ctx context.Context) error {
 func (v *Verifier) call(ctx context.Context, name string, option bool, args ...[]byte) (out string, ok bool, err error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.closed {
+		return "", false, fmt.Errorf("verifier: %w", ErrClosed)
+	}
 	ctx, cancel := context.WithTimeout(ctx, verifierTimeout)
 	defer cancel()
 	if v.mod == nil {
-		if v.mod, err = v.rt.InstantiateModule(withMemory(ctx), v.compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions()); err != nil {
+		if v.mod, err = instantiate(ctx, v.rt, v.compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions()); err != nil {
 			v.mod = nil
 			return "", false, fmt.Errorf("verifier: %w", err)
 		}

@@ -56,6 +56,11 @@ pub(crate) struct McpOpts {
     /// https://) instead of a command.
     #[arg(long, value_name = "URL")]
     pub(crate) upstream: Option<String>,
+    /// Export OpenTelemetry traces and metrics over OTLP/HTTP (protobuf)
+    /// to this collector (its base URL: `URL/v1/traces`, `URL/v1/metrics`);
+    /// default: `OTEL_EXPORTER_OTLP_ENDPOINT` when set, else none.
+    #[arg(long, value_name = "URL")]
+    pub(crate) otlp_endpoint: Option<String>,
     /// Largest JSON-RPC message read, either way, in bytes.
     #[arg(long, default_value_t = result_sanitizer_mcp::DEFAULT_MAX_MESSAGE_BYTES)]
     pub(crate) max_message_bytes: usize,
@@ -112,19 +117,24 @@ pub(crate) fn mcp(mo: &McpOpts, command: &[String]) -> Result<i32, Error> {
             e => e,
         })?;
     }
-    let proxy = Arc::new(Proxy::new(s, pack, base, config, mo.max_message_bytes)?);
+    let otlp = mo.otlp_endpoint.clone().or_else(|| std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT").ok());
+    let telemetry = result_sanitizer_mcp::telemetry::Telemetry::new(otlp.as_deref()).map_err(Error::InvalidOptions)?;
+    let proxy = Arc::new(Proxy::new(s, pack, base, config, mo.max_message_bytes)?.with_telemetry(telemetry));
     let upstream = match &mo.upstream {
         Some(url) => Upstream::Url(url.clone()),
         None => Upstream::Command(command.to_vec()),
     };
-    match &mo.listen {
+    let code = match &mo.listen {
         Some(addr) => {
             let limits = result_sanitizer_mcp::http::SessionLimits {
                 max_sessions: mo.max_sessions as usize,
                 idle: (mo.session_idle > 0).then(|| std::time::Duration::from_secs(mo.session_idle)),
             };
-            result_sanitizer_mcp::http::run(proxy, addr, &upstream, limits)
+            result_sanitizer_mcp::http::run(proxy.clone(), addr, &upstream, limits)
         }
-        None => stdio::run(proxy, &upstream),
-    }
+        None => stdio::run(proxy.clone(), &upstream),
+    };
+    // What OTLP batched goes out before the process ends.
+    proxy.telemetry().shutdown();
+    code
 }

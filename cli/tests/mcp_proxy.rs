@@ -1300,11 +1300,12 @@ fn ts_client_accepts_thinned_structured_content_of_a_tool_with_an_output_schema(
     assert!(rec["structure"]["items"].as_u64().unwrap() >= n - k);
 }
 
-/// One raw JSON-RPC exchange with the proxy in front of `server`: the
-/// answers to `requests` (after initialize), by id.
-fn raw_exchange(server: &[String], requests: &[Value]) -> Vec<Value> {
+/// One raw JSON-RPC exchange with the proxy (`flags`) in front of
+/// `server`: the answers to `requests` (after initialize), by id; then
+/// its input closes and it exits.
+fn raw_exchange(flags: &[&str], server: &[String], requests: &[Value]) -> Vec<Value> {
     let mut child = Command::new(BIN)
-        .args(proxied(&[], server))
+        .args(proxied(flags, server))
         .current_dir(mcp_dir())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -1343,7 +1344,7 @@ fn raw_exchange(server: &[String], requests: &[Value]) -> Vec<Value> {
 fn structured_content_that_cannot_validate_thinned_is_left_out_with_a_note() {
     let call = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "at_least", "arguments": {"n": 5000}}});
     let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
-    let answers = raw_exchange(&schema_server(), &[list, call(2)]);
+    let answers = raw_exchange(&[], &schema_server(), &[list, call(2)]);
     let tools = answers[0]["result"]["tools"].as_array().unwrap();
     let schema = &tools.iter().find(|t| t["name"] == "at_least").unwrap()["outputSchema"];
     assert_eq!(schema["properties"]["items"]["minItems"], 1000, "{schema}");
@@ -1362,4 +1363,139 @@ fn structured_content_that_cannot_validate_thinned_is_left_out_with_a_note() {
     d.tools();
     let e = d.cmd(json!({ "op": "call", "name": "at_least", "args": { "n": 5000 } })).unwrap_err();
     assert!(e.contains("structured content"), "{e}");
+}
+
+/// The body of a GET of `url` (curl).
+fn http_get(url: &str) -> String {
+    let out = Command::new("curl").args(["-s", "--fail", url]).output().expect("curl runs");
+    assert!(out.status.success(), "GET {url} failed");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The value of the one sample named `series` (name and labels as
+/// written) in an exposition, if any.
+fn sample(exposition: &str, series: &str) -> Option<f64> {
+    exposition.lines().find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+/// #42: `GET /metrics` on the HTTP listener, scraped after real calls:
+/// every line is OpenMetrics text, the per-tool counts are exact (a cut
+/// result, a recall, a redaction), and no content of a result is in it.
+#[test]
+fn metrics_endpoint_counts_by_tool_and_holds_no_content() {
+    let files = Files::new("metrics");
+    let (mut d, l) = connect(Sdk::TypeScript, Via::Http, proxied(&[], &filesystem(&files.dir)));
+    d.tools();
+    let r = d.call("read_text_file", json!({ "path": files.path("big.txt") }));
+    let m = regex_lite::Regex::new(r"read_truncated_output\(call_id=([A-Za-z0-9_]+)").unwrap();
+    let call_id = m.captures(&texts(&r)).expect("cut, with a recall route")[1].to_string();
+    d.call("read_truncated_output", json!({ "call_id": call_id, "offset": 0, "limit": 100 }));
+    d.call("read_text_file", json!({ "path": files.path("creds.txt") }));
+    let x = http_get(&l.as_ref().unwrap().url.replace("/mcp", "/metrics"));
+
+    // The exposition's grammar: comments, samples, one EOF at the end.
+    let line = regex_lite::Regex::new(
+        r#"^(# (HELP|TYPE|UNIT) [a-z_]+( .*)?|[a-z_]+(\{[a-z_]+="[^"\\\n]*"(,[a-z_]+="[^"\\\n]*")*\})? [0-9.e+-]+|# EOF)$"#,
+    )
+    .unwrap();
+    for l in x.lines() {
+        assert!(line.is_match(l), "not OpenMetrics text: {l}");
+    }
+    assert!(x.ends_with("# EOF\n"));
+    let tool = r#"tool="read_text_file""#;
+    let v = |s: &str| sample(&x, s).unwrap_or_else(|| panic!("no {s} in\n{x}"));
+    assert_eq!(v(&format!(r#"result_sanitizer_tool_calls_total{{{tool},outcome="ok"}}"#)), 2.0);
+    assert_eq!(v(&format!("result_sanitizer_tool_truncations_total{{{tool}}}")), 1.0);
+    assert_eq!(v(&format!("result_sanitizer_tool_recalls_total{{{tool}}}")), 1.0);
+    assert_eq!(v(&format!(r#"result_sanitizer_tool_redactions_total{{{tool},rule="aws-access-key-id"}}"#)), 1.0);
+    assert!(v(&format!("result_sanitizer_tool_bytes_in_total{{{tool}}}")) > files.big.len() as f64);
+    let (out, shown) = (
+        v(&format!("result_sanitizer_tool_bytes_out_total{{{tool}}}")),
+        v(&format!("result_sanitizer_tool_tokens_shown_total{{{tool}}}")),
+    );
+    assert!(out > 0.0 && out < files.big.len() as f64 / 4.0 && shown > 0.0, "{out} {shown}");
+    assert_eq!(v(&format!("result_sanitizer_pipeline_seconds_count{{{tool}}}")), 2.0);
+    assert_eq!(v(&format!("result_sanitizer_proxy_seconds_count{{{tool}}}")), 2.0);
+    for content in [fake_key().as_str(), "eu-west-1", "quick brown fox", files.dir.to_str().unwrap()] {
+        assert!(!x.contains(content), "content in the metrics");
+    }
+}
+
+/// #42: OTLP/HTTP to a collector (a loopback HTTP server here, decoding
+/// the protobuf bodies with the OpenTelemetry protocol's own types): one
+/// `tools/call` span per call with its facts, the counters, and no
+/// content in any body. The proxy flushes both at exit.
+#[test]
+fn otlp_traces_and_metrics_reach_a_collector_without_content() {
+    use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
+    use prost::Message;
+    use std::sync::{Arc, Mutex};
+
+    let collector = tiny_http::Server::http("127.0.0.1:0").unwrap();
+    let port = collector.server_addr().to_ip().unwrap().port();
+    // (path, body) of each request the collector got.
+    type Received = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+    let got: Received = Arc::default();
+    let sink = got.clone();
+    std::thread::spawn(move || {
+        for mut req in collector.incoming_requests() {
+            let mut body = Vec::new();
+            std::io::Read::read_to_end(req.as_reader(), &mut body).unwrap();
+            sink.lock().unwrap().push((req.url().to_string(), body));
+            let _ = req.respond(tiny_http::Response::empty(200));
+        }
+    });
+    let files = Files::new("otlp");
+    let call = |id: u64, path: String| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "read_text_file", "arguments": {"path": path}}});
+    let endpoint = format!("http://127.0.0.1:{port}");
+    raw_exchange(
+        &["--otlp-endpoint", &endpoint],
+        &filesystem(&files.dir),
+        &[call(1, files.path("big.txt")), call(2, files.path("creds.txt"))],
+    );
+    // The proxy has exited: what it batched was sent before.
+    let end = Instant::now() + Duration::from_secs(20);
+    let bodies = |path: &str| -> Vec<Vec<u8>> {
+        got.lock().unwrap().iter().filter(|(p, _)| p == path).map(|(_, b)| b.clone()).collect()
+    };
+    while bodies("/v1/traces").is_empty() || bodies("/v1/metrics").is_empty() {
+        assert!(Instant::now() < end, "no OTLP traces or metrics received");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for (_, b) in got.lock().unwrap().iter() {
+        for content in [fake_key().as_bytes(), b"eu-west-1", b"quick brown fox"] {
+            assert!(!b.windows(content.len()).any(|w| w == content), "content in an OTLP body");
+        }
+    }
+    let attr = |attrs: &[opentelemetry_proto::tonic::common::v1::KeyValue], k: &str| {
+        attrs.iter().find(|a| a.key == k).and_then(|a| a.value.as_ref()?.value.clone())
+    };
+    let spans: Vec<_> = bodies("/v1/traces")
+        .iter()
+        .flat_map(|b| ExportTraceServiceRequest::decode(b.as_slice()).expect("OTLP traces").resource_spans)
+        .flat_map(|r| r.scope_spans)
+        .flat_map(|s| s.spans)
+        .filter(|s| s.name == "tools/call")
+        .collect();
+    assert_eq!(spans.len(), 2, "one span per call");
+    for s in &spans {
+        assert_eq!(attr(&s.attributes, "mcp.tool.name"), Some(Any::StringValue("read_text_file".into())));
+        assert!(s.end_time_unix_nano > s.start_time_unix_nano);
+    }
+    let truncated: Vec<_> = spans.iter().map(|s| attr(&s.attributes, "result_sanitizer.truncated")).collect();
+    assert!(truncated.contains(&Some(Any::BoolValue(true))) && truncated.contains(&Some(Any::BoolValue(false))));
+    let redactions: Vec<_> = spans.iter().filter_map(|s| attr(&s.attributes, "result_sanitizer.redactions")).collect();
+    assert!(redactions.contains(&Any::IntValue(1)), "{redactions:?}");
+    let names: Vec<String> = bodies("/v1/metrics")
+        .iter()
+        .flat_map(|b| ExportMetricsServiceRequest::decode(b.as_slice()).expect("OTLP metrics").resource_metrics)
+        .flat_map(|r| r.scope_metrics)
+        .flat_map(|s| s.metrics)
+        .map(|m| m.name)
+        .collect();
+    for n in ["result_sanitizer.tool.calls", "result_sanitizer.tool.redactions", "result_sanitizer.proxy.duration"] {
+        assert!(names.iter().any(|m| m == n), "{n} not in {names:?}");
+    }
 }

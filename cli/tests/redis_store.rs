@@ -327,6 +327,18 @@ impl Replica {
     }
 }
 
+impl Replica {
+    /// The status of a request with no body.
+    fn status(&self, method: &str, sid: &str) -> String {
+        let out = Command::new("curl")
+            .args(["-s", "-m", "30", "-o", "/dev/null", "-w", "%{http_code}", "-X", method, &self.url])
+            .args(["-H", &format!("MCP-Session-Id: {sid}"), "-H", "Accept: text/event-stream"])
+            .output()
+            .expect("curl runs");
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
 impl Drop for Replica {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -408,6 +420,13 @@ fn two_replicas_over_http_recall_each_others_results() {
     let forged = format!("{}{}", &sid[..32], "0".repeat(32));
     let (_, body) = b.post(Some(&forged), &recall(7, 0, 100));
     assert!(!body.contains("row 0"), "{body}");
+
+    // The client ends the session (at A): a replica that does not hold it
+    // no longer takes it up.
+    assert_eq!(a.status("DELETE", &sid), "200");
+    let c = Replica::start(&r);
+    let (_, body) = c.post(Some(&sid), &recall(8, 0, 100));
+    assert!(body.starts_with("not found"), "{body}");
 
     // Redis's contents: nothing planted, no session id.
     for (k, v) in r.dump() {

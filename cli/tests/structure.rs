@@ -52,7 +52,9 @@ fn json_over_budget_stays_valid_json_with_counts_as_data() {
 /// The fuzz finding `fuzz/corpus/json/regress-markers-over-a-256-token-budget`:
 /// at the smallest budget, the markers of a result cut by the byte cap
 /// with thinned structured content, in an untrusted frame, were 260
-/// tokens. The summary line now goes, and the rest fits.
+/// tokens. The summary line now goes, and the rest fits. (Since #39 an
+/// MCP text over the cap is read as head + tail, so the byte cap is
+/// checked with the raw document.)
 #[test]
 fn markers_alone_fit_the_smallest_budget() {
     // A JSON document of 1 MB as the text (read whole, under the byte cap),
@@ -79,14 +81,33 @@ fn markers_alone_fit_the_smallest_budget() {
         o.tool_error = error;
         let out = sanitizer().sanitize(&input, &o).unwrap();
         let t = visible_text(&out, format);
-        assert!(out.record.byte_cap_hit && out.record.truncated);
+        // The text, a JSON document over the cap, is read as head + tail
+        // and closed around its omitted middle (#39): its note is a marker.
+        assert!(!out.record.byte_cap_hit && out.record.truncated);
         assert!(tokens(&t, Encoding::O200kBase) <= 256, "{format:?}: {} tokens\n{t}", tokens(&t, Encoding::O200kBase));
-        assert!(t.contains("[truncated: byte cap of 262144 bytes reached"), "{t}");
-        assert!(t.contains("[truncated: omitted bytes 0-"), "{t}");
+        // With the error line's share gone, not even a closed document
+        // fits: the text is left out whole, and its marker says so.
+        let note = if o.tool_error.is_some() { "[truncated: omitted bytes 0-" } else { " items omitted (indexes " };
+        assert!(t.contains(note), "{t}");
+        assert!(t.contains("[truncated: structuredContent thinned to "), "{t}");
         if o.tool_error.is_some() {
             // Only the code is left of the trace, and the marker says so.
             assert!(t.starts_with(&bare), "{t}");
         }
+    }
+    // Raw, the same document given whole (not read as head + tail) hits
+    // the byte cap: those markers fit too.
+    let text = serde_json::to_string_pretty(&v).unwrap();
+    for format in [OutputFormat::Mcp, OutputFormat::Openai, OutputFormat::Anthropic] {
+        let mut o = opts("api");
+        o.format = format;
+        o.untrusted = true;
+        o.max_tokens = Some(256);
+        let out = sanitizer().sanitize(text.as_bytes(), &o).unwrap();
+        let t = visible_text(&out, format);
+        assert!(out.record.byte_cap_hit && out.record.truncated);
+        assert!(tokens(&t, Encoding::O200kBase) <= 256, "{format:?}: {} tokens\n{t}", tokens(&t, Encoding::O200kBase));
+        assert!(t.contains("[truncated: byte cap of 262144 bytes reached"), "{t}");
     }
 }
 

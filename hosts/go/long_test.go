@@ -321,11 +321,10 @@ func numbered(format string, n int) string {
 }
 
 // A 10 GB file (sparse: text lines at both ends) is read by offset: the
-// library's read takes well under a second, and the command takes less
-// than a second more than on a file of the same shape of head + tail +
-// 1 MiB (its start-up and the pipeline's work on the bytes kept, under
-// wazero, are the same for both); the last line and the positions are
-// exact, in the Rust CLI's bytes.
+// library's read takes well under a second, and the command, a fresh
+// process, answers in under a second (the bound; about 0.3 s here
+// on two loaded cores, its compiled code from the cache); the last line
+// and the positions are exact, in the Rust CLI's bytes.
 func TestA10GBSparseFileIsSeekedNotDrained(t *testing.T) {
 	cli := rustCLI(t)
 	bin := buildCommand(t)
@@ -384,8 +383,8 @@ func TestA10GBSparseFileIsSeekedNotDrained(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("10 GB file: the library's read %v, its sanitize call %v; the command %v, on head + tail + 1 MiB %v", read, call, took, base)
-	if took > base+time.Second {
-		t.Errorf("the command took %v, %v more than on head + tail + 1 MiB", took, took-base)
+	if took > time.Second {
+		t.Errorf("the command took %v (on head + tail + 1 MiB: %v): over the issue's 1 s", took, base)
 	}
 	if got != rust {
 		t.Fatalf("the Go command differs from the Rust CLI\n got  %.600s\n want %.600s", got, rust)

@@ -55,7 +55,9 @@ type Config struct {
 	PackMemoryMiB uint32
 	// CacheDir keeps wazero's compiled code between processes (a command
 	// that starts per call compiles the 8 MB pipeline once, not each
-	// time). Empty: no cache.
+	// time), one file per module, named by the sha256 of its bytes. Empty:
+	// no cache. A cache that cannot be opened, read or written only costs
+	// the compilation (cache.go).
 	CacheDir string
 	// PlatformPack is the platform's pack component, whose rules apply
 	// whatever the tenant's pack says (the operator's own file: it is not
@@ -111,8 +113,10 @@ type Sanitizer struct {
 	packRT   wazero.Runtime
 	pipeMod  wazero.CompiledModule
 	packMod  wazero.CompiledModule
-	platMod  wazero.CompiledModule // nil: packMod serves as the platform's
-	pipeline api.Module            // nil: instantiate before the next call
+	platMod  wazero.CompiledModule   // nil: packMod serves as the platform's
+	cache    wazero.CompilationCache // nil: none
+	image    []segment               // the pipeline's data, written at instantiation
+	pipeline api.Module              // nil: instantiate before the next call
 	pack     api.Module
 	platform api.Module // the platform pack's instance (pack when the same)
 	grant    []string   // platform rule ids the pack's signature lets it relax
@@ -156,10 +160,10 @@ func NewUnverified(ctx context.Context, pipelineComponent, packComponent []byte,
 var errNoVerifier = errors.New("verifier: New and NewUnverified need Config.Verifier (NewVerifier over target/components/verifier.wasm)")
 
 // newSanitizer compiles; grant is the platform rules the pack's verified
-// signature lets it turn off (its `may_relax`).
+// signature lets it turn off (its `may_relax`). With limits.CacheDir, from
+// the compilation cache, or without it when the cache fails (cache.go).
 func newSanitizer(ctx context.Context, pipelineComponent, packComponent []byte, limits Config, grant []string) (*Sanitizer, error) {
 	limits = limits.withDefaults()
-	s := &Sanitizer{limits: limits, grant: grant}
 	pipeCore, err := CoreModule(pipelineComponent)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
@@ -168,67 +172,91 @@ func newSanitizer(ctx context.Context, pipelineComponent, packComponent []byte, 
 	if err != nil {
 		return nil, fmt.Errorf("rule pack: %w", err)
 	}
-	var cache wazero.CompilationCache
-	if limits.CacheDir != "" {
-		if cache, err = wazero.NewCompilationCacheWithDir(limits.CacheDir); err != nil {
-			return nil, err
-		}
-	}
-	cfg := func(mib uint32) wazero.RuntimeConfig {
-		c := wazero.NewRuntimeConfig().WithMemoryLimitPages(mib * 16).WithCloseOnContextDone(true)
-		if cache != nil {
-			c = c.WithCompilationCache(cache)
-		}
-		return c
-	}
-	s.pipeRT = wazero.NewRuntimeWithConfig(ctx, cfg(limits.MemoryMiB))
-	s.packRT = wazero.NewRuntimeWithConfig(ctx, cfg(limits.PackMemoryMiB))
-	if s.packMod, err = s.packRT.CompileModule(ctx, packCore); err != nil {
-		s.Close(ctx)
-		return nil, fmt.Errorf("rule pack: %w", err)
-	}
-	if len(s.packMod.ImportedFunctions()) > 0 || len(s.packMod.ImportedMemories()) > 0 {
-		s.Close(ctx)
-		return nil, errors.New("rule pack: packs may import nothing")
-	}
+	var platCore []byte
 	if limits.PlatformPack != nil {
-		platCore, err := CoreModule(limits.PlatformPack)
-		if err == nil {
-			s.platMod, err = s.packRT.CompileModule(ctx, platCore)
-		}
-		if err != nil {
-			s.Close(ctx)
+		if platCore, err = CoreModule(limits.PlatformPack); err != nil {
 			return nil, fmt.Errorf("platform pack: %w", err)
 		}
-		if len(s.platMod.ImportedFunctions()) > 0 || len(s.platMod.ImportedMemories()) > 0 {
-			s.Close(ctx)
-			return nil, errors.New("platform pack: packs may import nothing")
+	}
+	// The pipeline's memory image written by the host (image.go); fuel
+	// counted by the guests (meter.go), per runtime.
+	pipeCore, image, _ := splitData(pipeCore)
+	pipe, pipeMetered := metered(pipeCore)
+	packs, packsMetered := metered(packCore, platCore)
+	return withCache(ctx, limits.CacheDir, func(cache wazero.CompilationCache) (*Sanitizer, error) {
+		s := &Sanitizer{limits: limits, grant: grant, cache: cache, image: image}
+		if err := s.compile(ctx, pipe[0], pipeMetered, packs[0], packs[1], packsMetered); err != nil {
+			s.closeRuntimes(ctx)
+			return nil, err
+		}
+		return s, nil
+	})
+}
+
+// compile makes the runtimes and compiles the modules (platCore nil: the
+// pack serves as the platform's).
+func (s *Sanitizer) compile(ctx context.Context, pipeCore []byte, pipeMetered bool, packCore, platCore []byte, packsMetered bool) error {
+	var err error
+	s.pipeRT = wazero.NewRuntimeWithConfig(ctx, runtimeConfig(s.limits.MemoryMiB, s.cache, pipeMetered))
+	s.packRT = wazero.NewRuntimeWithConfig(ctx, runtimeConfig(s.limits.PackMemoryMiB, s.cache, packsMetered))
+	if pipeMetered {
+		if err := defineFuel(ctx, s.pipeRT); err != nil {
+			return err
+		}
+	}
+	if packsMetered {
+		if err := defineFuel(ctx, s.packRT); err != nil {
+			return err
+		}
+	}
+	if s.packMod, err = s.packRT.CompileModule(ctx, packCore); err != nil {
+		return fmt.Errorf("rule pack: %w", err)
+	}
+	if importsAny(s.packMod, packsMetered) {
+		return errors.New("rule pack: packs may import nothing")
+	}
+	if platCore != nil {
+		if s.platMod, err = s.packRT.CompileModule(ctx, platCore); err != nil {
+			return fmt.Errorf("platform pack: %w", err)
+		}
+		if importsAny(s.platMod, packsMetered) {
+			return errors.New("platform pack: packs may import nothing")
 		}
 	}
 	if err := s.defineImports(ctx); err != nil {
-		s.Close(ctx)
-		return nil, err
+		return err
 	}
 	if s.pipeMod, err = s.pipeRT.CompileModule(ctx, pipeCore); err != nil {
-		s.Close(ctx)
-		return nil, fmt.Errorf("pipeline: %w", err)
+		return fmt.Errorf("pipeline: %w", err)
 	}
-	return s, nil
+	return nil
 }
 
-// Close releases everything.
-func (s *Sanitizer) Close(ctx context.Context) error {
+func (s *Sanitizer) closeRuntimes(ctx context.Context) {
 	if s.pipeRT != nil {
 		s.pipeRT.Close(ctx)
 	}
 	if s.packRT != nil {
 		s.packRT.Close(ctx)
 	}
+}
+
+// Close releases everything, after the call in progress if any (an
+// instance's memory is unmapped when it is closed: memory.go).
+func (s *Sanitizer) Close(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closeRuntimes(ctx)
+	if s.cache != nil {
+		// The cache's engine holds the compiled code while it is open.
+		s.cache.Close(ctx)
+	}
 	return nil
 }
 
 func (s *Sanitizer) instantiate(ctx context.Context) error {
 	mc := wazero.NewModuleConfig().WithName("").WithStartFunctions()
+	ctx = withMemory(ctx)
 	var err error
 	if s.pack, err = s.packRT.InstantiateModule(ctx, s.packMod, mc); err != nil {
 		return fmt.Errorf("rule pack: %w", err)
@@ -240,7 +268,10 @@ func (s *Sanitizer) instantiate(ctx context.Context) error {
 			return fmt.Errorf("platform pack: %w", err)
 		}
 	}
-	if s.pipeline, err = s.pipeRT.InstantiateModule(ctx, s.pipeMod, mc); err != nil {
+	if s.pipeline, err = s.pipeRT.InstantiateModule(ctx, s.pipeMod, mc); err == nil {
+		err = applyData(s.pipeline, s.image)
+	}
+	if err != nil {
 		s.drop(ctx)
 		return fmt.Errorf("pipeline: %w", err)
 	}

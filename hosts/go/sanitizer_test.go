@@ -100,22 +100,28 @@ func TestLayoutMatchesTheWIT(t *testing.T) {
 
 func itoa(n uint32) string { return strconv.FormatUint(uint64(n), 10) }
 
+// Both pipelines: the plain one and the pre-initialised one (its memory
+// image written by the host: image.go), each metered (meter.go).
 func TestEveryVectorThroughTheLibrary(t *testing.T) {
-	ctx := context.Background()
-	s, err := NewUnverified(ctx, component(t, "pipeline.wasm"), component(t, "default-pack.wasm"), Config{Verifier: testVerifier(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close(ctx)
-	for _, v := range vectors(t) {
-		got, err := s.SanitizeJSON(ctx, v.Request)
-		if err != nil {
-			t.Fatalf("%s: %v", v.Name, err)
-		}
-		if got != v.Response {
-			t.Errorf("%s: response differs\n got  %.300s\n want %.300s", v.Name, got, v.Response)
-		}
-		checkResponse(t, v.Name, got)
+	for _, pipeline := range []string{"pipeline.wasm", "pipeline-warm.wasm"} {
+		t.Run(pipeline, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := NewUnverified(ctx, component(t, pipeline), component(t, "default-pack.wasm"), Config{Verifier: testVerifier(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close(ctx)
+			for _, v := range vectors(t) {
+				got, err := s.SanitizeJSON(ctx, v.Request)
+				if err != nil {
+					t.Fatalf("%s: %v", v.Name, err)
+				}
+				if got != v.Response {
+					t.Errorf("%s: response differs\n got  %.300s\n want %.300s", v.Name, got, v.Response)
+				}
+				checkResponse(t, v.Name, got)
+			}
+		})
 	}
 }
 

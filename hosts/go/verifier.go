@@ -35,30 +35,57 @@ type Verifier struct {
 	mu       sync.Mutex
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
-	mod      api.Module // nil: instantiate before the next call
+	mod      api.Module              // nil: instantiate before the next call
+	cache    wazero.CompilationCache // nil: none
 }
 
 // NewVerifier compiles the verifier component (.wasm bytes,
 // target/components/verifier.wasm after `make build`).
 func NewVerifier(ctx context.Context, component []byte) (*Verifier, error) {
+	return NewVerifierWithCache(ctx, component, "")
+}
+
+// NewVerifierWithCache is NewVerifier with wazero's compilation cache in
+// cacheDir (as Config.CacheDir; empty: none): a process that starts per
+// call, as the command, reads the verifier's compiled code instead of
+// compiling it.
+func NewVerifierWithCache(ctx context.Context, component []byte, cacheDir string) (*Verifier, error) {
 	core, err := CoreModule(component)
 	if err != nil {
 		return nil, fmt.Errorf("verifier: %w", err)
 	}
-	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithMemoryLimitPages(verifierMemoryMiB*16).WithCloseOnContextDone(true))
-	compiled, err := rt.CompileModule(ctx, core)
-	if err == nil && (len(compiled.ImportedFunctions()) > 0 || len(compiled.ImportedMemories()) > 0) {
-		err = errors.New("the verifier must import nothing")
-	}
-	if err != nil {
-		rt.Close(ctx)
-		return nil, fmt.Errorf("verifier: %w", err)
-	}
-	return &Verifier{rt: rt, compiled: compiled}, nil
+	mods, ok := metered(core)
+	return withCache(ctx, cacheDir, func(cache wazero.CompilationCache) (*Verifier, error) {
+		rt := wazero.NewRuntimeWithConfig(ctx, runtimeConfig(verifierMemoryMiB, cache, ok))
+		var compiled wazero.CompiledModule
+		err := error(nil)
+		if ok {
+			err = defineFuel(ctx, rt)
+		}
+		if err == nil {
+			compiled, err = rt.CompileModule(ctx, mods[0])
+		}
+		if err == nil && importsAny(compiled, ok) {
+			err = errors.New("the verifier must import nothing")
+		}
+		if err != nil {
+			rt.Close(ctx)
+			return nil, fmt.Errorf("verifier: %w", err)
+		}
+		return &Verifier{rt: rt, compiled: compiled, cache: cache}, nil
+	})
 }
 
-// Close releases the verifier.
-func (v *Verifier) Close(ctx context.Context) error { return v.rt.Close(ctx) }
+// Close releases the verifier, after the call in progress if any.
+func (v *Verifier) Close(ctx context.Context) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	err := v.rt.Close(ctx)
+	if v.cache != nil {
+		v.cache.Close(ctx)
+	}
+	return err
+}
 
 // call runs export `name` with byte strings as its (pointer, length)
 // arguments and returns the string its return area holds at offset `at`
@@ -69,7 +96,7 @@ func (v *Verifier) call(ctx context.Context, name string, option bool, args ...[
 	ctx, cancel := context.WithTimeout(ctx, verifierTimeout)
 	defer cancel()
 	if v.mod == nil {
-		if v.mod, err = v.rt.InstantiateModule(ctx, v.compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions()); err != nil {
+		if v.mod, err = v.rt.InstantiateModule(withMemory(ctx), v.compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions()); err != nil {
 			v.mod = nil
 			return "", false, fmt.Errorf("verifier: %w", err)
 		}

@@ -277,6 +277,14 @@ fn origin_ok(origin: &str) -> bool {
 
 fn handle(st: &State, req: Request) {
     let path = req.url().split('?').next().unwrap_or_default();
+    if path == "/metrics" && *req.method() == Method::Get {
+        // Counts and ids only (telemetry.rs); for a scraper on this host.
+        let body = st.proxy.telemetry().exposition();
+        let ct = tiny_http::Header::from_bytes("Content-Type", super::telemetry::Telemetry::CONTENT_TYPE)
+            .expect("a valid header");
+        let _ = req.respond(Response::from_string(body).with_header(ct));
+        return;
+    }
     if path != "/mcp" {
         return plain(req, 404, "not found: the MCP endpoint is /mcp");
     }
@@ -294,7 +302,7 @@ fn handle(st: &State, req: Request) {
     let sid = header(&req, "MCP-Session-Id").map(str::to_string);
     let used = sid.as_ref().and_then(|id| st.sessions.lock().expect("sessions lock").by_id.get(id).map(InUse::take));
     // Another replica's session (shared store): taken up here.
-    let used = used.or_else(|| sid.as_deref().filter(|_| *req.method() == Method::Post).and_then(|id| adopt(st, id)));
+    let used = used.or_else(|| sid.as_deref().filter(|_| *req.method() != Method::Delete).and_then(|id| adopt(st, id)));
     if sid.is_some() && used.as_ref().is_none_or(|u| !u.0.alive.load(Ordering::SeqCst)) {
         return plain(req, 404, "not found: no such session");
     }
@@ -308,6 +316,7 @@ fn handle(st: &State, req: Request) {
         Method::Delete => match session {
             Some(s) => {
                 end_session(st, &s);
+                mark_ended(st, &s);
                 plain(req, 200, "")
             }
             None => plain(req, 400, "bad request: MCP-Session-Id is required"),
@@ -408,13 +417,14 @@ fn post(st: &State, mut req: Request, session: Option<Arc<HttpSession>>) {
 }
 
 /// A new session and its server, in use by the request that started it,
-/// or `None` when `max_sessions` are open.
+/// or `None` when `max_sessions` are open. With `id` (a session taken
+/// up) that is open already: that one, and an empty id.
 fn start_session(st: &State, id: Option<String>) -> Result<Option<(String, InUse)>> {
     {
         let mut open = st.sessions.lock().expect("sessions lock");
         // Taken up by a request at the same time.
         if let Some(s) = id.as_ref().and_then(|id| open.by_id.get(id)) {
-            return Ok(Some((id.clone().unwrap_or_default(), InUse::take(s))));
+            return Ok(Some((String::new(), InUse::take(s))));
         }
         if open.by_id.len() + open.starting >= st.max_sessions {
             return Ok(None);
@@ -612,6 +622,7 @@ fn json_reply(req: Request, new_id: Option<&str>, rx: &Receiver<Vec<u8>>, n: usi
 const ADOPT_ID: &str = "result-sanitizer-adopt";
 const ADOPT_ID_JSON: &str = "\"result-sanitizer-adopt\"";
 const INIT_KEPT: &str = "initialize";
+const ENDED_KEPT: &str = "ended";
 /// How long a replica waits for its server to answer the replayed
 /// `initialize`.
 const ADOPT_WAIT: Duration = Duration::from_secs(30);
@@ -650,38 +661,48 @@ fn keep_initialize(st: &State, s: &HttpSession, msgs: &[&Value]) {
     }
 }
 
+/// Notes in the shared store that the client ended the session
+/// (`DELETE`): no replica takes it up after that.
+fn mark_ended(st: &State, s: &HttpSession) {
+    if st.proxy.store.is_shared() {
+        let _ = st.proxy.store.put(s.session.tenant(), ENDED_KEPT, b"");
+    }
+}
+
 /// Takes up a session another replica started (its id tagged with the
 /// shared key): a session of this replica under the same id, so the same
 /// tenant in the store, with a server of its own, to which the client's
 /// `initialize` kept in the store is replayed (its answer dropped), then
-/// `notifications/initialized`. `None` when the id is not tagged, no slot
-/// is free, or the server does not start.
+/// `notifications/initialized`. `None` when the id is not tagged, its
+/// `initialize` is not kept (expired, or the store cannot be reached), the
+/// client ended it, no slot is free, or the server does not start.
 fn adopt(st: &State, id: &str) -> Option<InUse> {
     if !tagged(&st.proxy, id) {
         return None;
     }
-    let (_, used) = start_session(st, Some(id.to_string())).ok().flatten()?;
-    let s = used.0.clone();
-    let init = st.proxy.store.get(id, INIT_KEPT).ok().and_then(|k| serde_json::from_slice::<Value>(&k.bytes).ok());
-    match init {
-        Some(mut m) => {
-            m["id"] = ADOPT_ID.into();
-            let line = m.to_string().into_bytes();
-            let (tx, rx) = channel();
-            s.waiters.lock().expect("waiters lock").insert(ADOPT_ID_JSON.into(), tx);
-            if let FromClient::Forward = s.session.from_client(&line) {
-                s.to_server(&line);
-            }
-            let answered = rx.recv_timeout(ADOPT_WAIT).is_ok();
-            s.waiters.lock().expect("waiters lock").remove(ADOPT_ID_JSON);
-            if answered {
-                s.to_server(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-            }
-            tracing::info!(target: "result_sanitizer::mcp", "took up a session of another replica (initialize replayed: {answered})");
-        }
-        None => {
-            tracing::info!(target: "result_sanitizer::mcp", "took up a session of another replica (no initialize kept)")
-        }
+    let store = &st.proxy.store;
+    let init = store.get(id, INIT_KEPT).ok().and_then(|k| serde_json::from_slice::<Value>(&k.bytes).ok())?;
+    if store.get(id, ENDED_KEPT).is_ok() {
+        return None;
     }
+    let (new_id, used) = start_session(st, Some(id.to_string())).ok().flatten()?;
+    if new_id.is_empty() {
+        return Some(used); // taken up by a request at the same time
+    }
+    let s = used.0.clone();
+    let mut m = init;
+    m["id"] = ADOPT_ID.into();
+    let line = m.to_string().into_bytes();
+    let (tx, rx) = channel();
+    s.waiters.lock().expect("waiters lock").insert(ADOPT_ID_JSON.into(), tx);
+    if let FromClient::Forward = s.session.from_client(&line) {
+        s.to_server(&line);
+    }
+    let answered = rx.recv_timeout(ADOPT_WAIT).is_ok();
+    s.waiters.lock().expect("waiters lock").remove(ADOPT_ID_JSON);
+    if answered {
+        s.to_server(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    }
+    tracing::info!(target: "result_sanitizer::mcp", "took up a session of another replica (its server answered the replayed initialize: {answered})");
     Some(used)
 }

@@ -54,6 +54,7 @@
 //! | `prompts.rs` | `prompts/get` results: their texts sanitized |
 //! | `profiles.rs` | budgets by the client's name (`clientInfo.name`) |
 //! | `schemas.rs` | tools' `outputSchema`: structured content that still validates |
+//! | `telemetry.rs` | per-tool metrics (Prometheus `/metrics`) and OTLP traces and metrics |
 //! | `session.rs` | one client's stream: what each message becomes |
 //! | `lines.rs` | newline-delimited messages read under a cap |
 //! | `stdio.rs` | the stdio transport: the server as a child process |
@@ -71,6 +72,7 @@ mod rpc;
 mod schemas;
 pub mod session;
 pub mod stdio;
+pub mod telemetry;
 pub mod upstream;
 
 use std::sync::Arc;
@@ -105,6 +107,8 @@ pub struct Proxy {
     pub(crate) shared_key: Option<Arc<result_sanitizer_host::recall::StoreKey>>,
     /// Tool calls refused for a placeholder in their arguments.
     pub(crate) placeholder_refusals: std::sync::atomic::AtomicU64,
+    /// What it did to each tool's results, exported ([`telemetry`]).
+    pub(crate) telemetry: telemetry::Telemetry,
 }
 
 impl Proxy {
@@ -133,7 +137,20 @@ impl Proxy {
             call_prefix,
             shared_key,
             placeholder_refusals: 0.into(),
+            telemetry: telemetry::Telemetry::new(None).expect("no exporter to set up"),
         })
+    }
+
+    /// The proxy with `telemetry` (an OTLP exporter, say) in place of the
+    /// Prometheus-only default.
+    pub fn with_telemetry(mut self, telemetry: telemetry::Telemetry) -> Self {
+        self.telemetry = telemetry;
+        self
+    }
+
+    /// Its telemetry (for `/metrics`, and to flush OTLP at exit).
+    pub fn telemetry(&self) -> &telemetry::Telemetry {
+        &self.telemetry
     }
 
     /// The configuration in force.

@@ -9,6 +9,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use std::borrow::Cow;
 
@@ -217,10 +218,13 @@ impl Session {
             let mut o = self.options(&tool, input);
             o.call_id = call_id.into();
             o.content_type = code;
-            p.sanitizer.recall_kept(&p.pack, &kept, call_id, Slice { offset, limit, unit }, &o)
+            p.sanitizer.recall_kept(&p.pack, &kept, call_id, Slice { offset, limit, unit }, &o).map(|out| (out, tool))
         });
         match out {
-            Ok(out) => out.message,
+            Ok((out, tool)) => {
+                p.telemetry.recall(&tool);
+                out.message
+            }
             Err(e) => tool_error(&format!("[result-sanitizer] cannot read call_id={call_id}: {e}")).to_string(),
         }
     }
@@ -232,7 +236,8 @@ impl Session {
     /// still does not parse answers the pending request it names with an
     /// error, or is dropped.
     pub fn from_server<'a>(&self, line_in: &'a [u8]) -> Option<Cow<'a, [u8]>> {
-        if let Some(out) = self.tool_response(line_in) {
+        let started = Instant::now();
+        if let Some(out) = self.tool_response(line_in, started) {
             return Some(Cow::Owned(out));
         }
         let (v, repaired) = match serde_json::from_slice::<Value>(line_in) {
@@ -249,7 +254,7 @@ impl Session {
         };
         let out = match v {
             Value::Array(batch) => {
-                let answers: Vec<Option<Vec<u8>>> = batch.iter().map(|m| self.response(m)).collect();
+                let answers: Vec<Option<Vec<u8>>> = batch.iter().map(|m| self.response(m, started)).collect();
                 if !repaired && answers.iter().all(Option::is_none) {
                     return Some(Cow::Borrowed(line_in));
                 }
@@ -263,7 +268,7 @@ impl Session {
                 out.push(b']');
                 out
             }
-            m => match self.response(&m) {
+            m => match self.response(&m, started) {
                 Some(l) => l,
                 None if repaired => line(&m),
                 None => return Some(Cow::Borrowed(line_in)),
@@ -276,7 +281,7 @@ impl Session {
     /// the server wrote it (see [`super::peek`]); `None` when `line_in` is
     /// not one, or needs more than its typed read (it is then read as a
     /// `Value`, the request still pending).
-    fn tool_response(&self, line_in: &[u8]) -> Option<Vec<u8>> {
+    fn tool_response(&self, line_in: &[u8], started: Instant) -> Option<Vec<u8>> {
         let r = Response::read(line_in)?;
         let json = r.result.get();
         let read = ToolResult::read(json)?;
@@ -293,13 +298,13 @@ impl Session {
                 _ => unreachable!("checked above"),
             }
         };
-        let new = self.sanitize_tool(&tool, code, json, &read);
+        let new = self.sanitize_tool(&tool, code, json, &read, started);
         Some(result_line(&r.jsonrpc.unwrap_or_else(|| "2.0".into()), &r.id, &new))
     }
 
     /// A response, sanitized as what it answers, written out; `None`:
     /// unchanged.
-    fn response(&self, m: &Value) -> Option<Vec<u8>> {
+    fn response(&self, m: &Value, started: Instant) -> Option<Vec<u8>> {
         if m.get("method").is_some() {
             return None;
         }
@@ -334,7 +339,7 @@ impl Session {
                 // it is not one the pipeline reads.
                 let json = result.to_string();
                 let read = ToolResult::read(&json).expect("a Value writes JSON without duplicate keys");
-                self.sanitize_tool(&tool, code, &json, &read)
+                self.sanitize_tool(&tool, code, &json, &read, started)
             }
             Kind::ToolsList { first } => self.tools_list(result, first)?.to_string(),
             Kind::Resource => match self.sanitize_resource(result) {
@@ -404,14 +409,42 @@ impl Session {
 
     /// A `CallToolResult` (`json`, read as `read`), sanitized, as JSON
     /// text; on failure an `isError` result saying why, never the result.
-    fn sanitize_tool(&self, tool: &str, code: Option<String>, json: &str, read: &ToolResult) -> String {
-        match self.sanitize_call_result(tool, code, json, read) {
+    /// Counted in the telemetry, with the pipeline's time and the proxy's
+    /// since `started` (the server's line read).
+    fn sanitize_tool(
+        &self,
+        tool: &str,
+        code: Option<String>,
+        json: &str,
+        read: &ToolResult,
+        started: Instant,
+    ) -> String {
+        let t = Instant::now();
+        let out = self.sanitize_call_result(tool, code, json, read);
+        let pipeline = t.elapsed();
+        let (message, record) = match out {
             // Validated JSON (the host parsed it): passed on as it is.
-            Ok(out) => out.message,
-            Err(e) => {
-                tool_error(&format!("[result-sanitizer] the result of tool `{tool}` was withheld: {e}")).to_string()
-            }
-        }
+            Ok(out) => (out.message, Some(out.record)),
+            Err(e) => (
+                tool_error(&format!("[result-sanitizer] the result of tool `{tool}` was withheld: {e}")).to_string(),
+                None,
+            ),
+        };
+        let r = record.as_ref();
+        self.proxy.telemetry.call(&super::telemetry::Call {
+            tool,
+            bytes_in: json.len() as u64,
+            bytes_out: message.len() as u64,
+            tokens: r.map_or(0, |r| r.output_tokens.unwrap_or(r.output_chars)),
+            truncated: r.is_some_and(|r| r.truncated),
+            redactions: r.map_or_else(Vec::new, |r| {
+                r.redactions.iter().map(|c| (c.rule_id.clone(), u64::from(c.count))).collect()
+            }),
+            error: r.is_none(),
+            pipeline,
+            proxy: started.elapsed(),
+        });
+        message
     }
 
     fn sanitize_call_result(

@@ -59,6 +59,39 @@ func find(name string) string {
 	}
 }
 
+// defaultPipeline is the pre-initialised pipeline (pipeline-warm.wasm: the
+// tokenizer tables built at build time, in its memory image), as the Rust
+// and Python hosts run: the plain pipeline.wasm builds them on its first
+// call in each instance, which under wazero takes about a second. The
+// plain one when the warm one is not there.
+func defaultPipeline() string {
+	if p := find("pipeline-warm.wasm"); fileExists(p) {
+		return p
+	}
+	return find("pipeline.wasm")
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// cacheDir is where wazero's compiled code is kept between runs:
+// $RESULT_SANITIZER_GO_CACHE ("off": nowhere), else result-sanitizer-go in
+// the user cache directory ("": none when there is none).
+func cacheDir() string {
+	if d, ok := os.LookupEnv("RESULT_SANITIZER_GO_CACHE"); ok && d != "" {
+		if d == "off" {
+			return ""
+		}
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "result-sanitizer-go")
+	}
+	return ""
+}
+
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintf(os.Stderr, "result-sanitizer: error: %v\n", err)
@@ -82,7 +115,7 @@ func run() error {
 	lenient := flag.Bool("lenient", false, "lenient (documentation) mode")
 	pii := flag.Bool("pii", false, "redact personal data (emails, phone numbers, cards, IBANs, SSNs, private IPs, dates of birth)")
 	piiPublicIP := flag.Bool("pii-public-ip", false, "with -pii: public IP addresses too")
-	pipeline := flag.String("pipeline", "", "pipeline component (default: target/components/pipeline.wasm)")
+	pipeline := flag.String("pipeline", "", "pipeline component (default: target/components/pipeline-warm.wasm, else pipeline.wasm)")
 	pack := flag.String("pack", "", "rule pack component, verified (default: target/components/default-pack.wasm)")
 	verifier := flag.String("verifier", "", "the pack verifier component (default: target/components/verifier.wasm)")
 	var trusted keyFiles
@@ -161,7 +194,7 @@ func run() error {
 		opts["file_name"] = *fileName
 	}
 	if *pipeline == "" {
-		*pipeline = find("pipeline.wasm")
+		*pipeline = defaultPipeline()
 	}
 	// No --tenant: a pack of any scope (as the Rust CLI).
 	cfg := rs.Config{Timeout: *timeout, Trust: rs.Trust{AllowUnsigned: *allowUnsigned, Tenant: *tenant, AnyTenant: *tenant == ""}}
@@ -173,7 +206,8 @@ func run() error {
 		return err
 	}
 	ctx := context.Background()
-	if cfg.Verifier, err = rs.NewVerifier(ctx, vw); err != nil {
+	cfg.CacheDir = cacheDir()
+	if cfg.Verifier, err = rs.NewVerifierWithCache(ctx, vw, cfg.CacheDir); err != nil {
 		return err
 	}
 	for _, f := range trusted {
@@ -202,9 +236,6 @@ func run() error {
 	platform, err := os.ReadFile(*platformPack)
 	if err != nil {
 		return err
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		cfg.CacheDir = filepath.Join(d, "result-sanitizer-go")
 	}
 	cfg.PlatformPack = platform
 	s, err := newSanitizer(ctx, pw, pk, cfg)

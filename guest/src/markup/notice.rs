@@ -28,20 +28,22 @@ pub fn structured_thinned(tokens: u32, max_tokens: u32) -> String {
 }
 
 /// Structured content thinned keeping its shape for a schema: which
-/// arrays were cut, and where (the first few; the rest counted).
+/// arrays were cut, and where (the first few; the rest counted). Each
+/// array: its JSON pointer, the items omitted, the first and last of them,
+/// and how many it had.
 pub fn structured_thinned_bare(
     tokens: u32,
     max_tokens: u32,
-    arrays: &[crate::strategies::json::ArrayCut],
+    arrays: &[(&str, usize, usize, usize, usize)],
     rest: &str,
 ) -> String {
     const LISTED: usize = 6;
     let mut said: Vec<String> = arrays
         .iter()
         .take(LISTED)
-        .map(|a| {
-            let at = if a.path.is_empty() { "the root" } else { a.path.as_str() };
-            format!("{at}: {} items omitted (indexes {}-{} of {})", a.omitted, a.first, a.last, a.of)
+        .map(|&(path, omitted, first, last, of)| {
+            let at = if path.is_empty() { "the root" } else { path };
+            format!("{at}: {omitted} items omitted (indexes {first}-{last} of {of})")
         })
         .collect();
     if arrays.len() > LISTED {

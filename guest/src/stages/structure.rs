@@ -380,6 +380,8 @@ pub(crate) fn structured_content(
     let found = match how {
         StructuredFit::Schema => {
             json::fit_bare(&s, rest, |t| count(t).map(|n| (t.clone(), n))).map(|((thinned, tokens), cuts, arrays)| {
+                let arrays: Vec<_> =
+                    arrays.iter().map(|a| (a.path.as_str(), a.omitted, a.first, a.last, a.of)).collect();
                 notes.push(notice::structured_thinned_bare(tokens, budget.max_tokens, &arrays, rest));
                 ((thinned, tokens), cuts)
             })

@@ -20,6 +20,8 @@ const { values: v, positionals } = parseArgs({
     // The name of the file stdin holds: a source file's extension gives
     // the content type (the pipeline's table, as for every host).
     'file-name': { type: 'string' },
+    // MCP input: how structuredContent over its share is fitted.
+    'structured-fit': { type: 'string' },
     lenient: { type: 'boolean', default: false },
     pii: { type: 'boolean', default: false },
     'pii-public-ip': { type: 'boolean', default: false },
@@ -81,6 +83,7 @@ try {
     untrusted: v.untrusted,
     contentType: v['content-type'],
     fileName: v['file-name'] ?? file,
+    structuredFit: v['structured-fit'],
     lenient: v.lenient,
     pii: v.pii,
     piiPublicIp: v['pii-public-ip'],

@@ -112,6 +112,7 @@ func run() error {
 	untrusted := flag.Bool("untrusted", false, "wrap in the untrusted-source boundary")
 	contentType := flag.String("content-type", "", "content type of raw input")
 	fileName := flag.String("file-name", "", "name of the file stdin holds (a source file's extension gives the content type)")
+	structuredFit := flag.String("structured-fit", "", "MCP input: marked, schema or omitted (how structuredContent over its share is fitted)")
 	lenient := flag.Bool("lenient", false, "lenient (documentation) mode")
 	pii := flag.Bool("pii", false, "redact personal data (emails, phone numbers, cards, IBANs, SSNs, private IPs, dates of birth)")
 	piiPublicIP := flag.Bool("pii-public-ip", false, "with -pii: public IP addresses too")
@@ -189,6 +190,9 @@ func run() error {
 		if *fileName == "" {
 			*fileName = files[0]
 		}
+	}
+	if *structuredFit != "" {
+		opts["structured_fit"] = *structuredFit
 	}
 	if *fileName != "" {
 		opts["file_name"] = *fileName

@@ -48,6 +48,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--untrusted", action="store_true", help="wrap in the untrusted-source boundary")
     p.add_argument("--content-type", help="content type of raw input")
     p.add_argument("--file-name", help="name of the file stdin holds (a source file's extension gives the content type)")
+    p.add_argument(
+        "--structured-fit",
+        choices=("marked", "schema", "omitted"),
+        help="MCP input: how structuredContent over its share is fitted",
+    )
     p.add_argument("--lenient", action="store_true", help="lenient (documentation) mode")
     p.add_argument("--pii", action="store_true", help="redact personal data (emails, phone numbers, cards, IBANs, SSNs, private IPs, dates of birth)")
     p.add_argument("--pii-public-ip", action="store_true", help="with --pii: public IP addresses too")
@@ -88,6 +93,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             untrusted=a.untrusted,
             content_type=a.content_type,
             file_name=a.file_name,
+            structured_fit=a.structured_fit,
             lenient=a.lenient,
             pii=a.pii,
             pii_public_ip=a.pii and a.pii_public_ip,

@@ -131,7 +131,7 @@ $(TEST_PACKS): $(BIN) tests/test-packs/generate.py tests/test-packs/acme.toml
 # own workspace), then clippy with the same flags as NATIVE, so wasmtime is
 # not rebuilt.
 lint:
-	python3 tools/module-cycles.py guest/src host/src mcp/src pack-build/src cli/src
+	python3 tools/module-cycles.py rule-engine/src guest/src host/src mcp/src pack-build/src cli/src
 	python3 tools/doc-paths.py
 	$(CARGO) fmt --all --check
 	$(CARGO) fmt --check --manifest-path fuzz/Cargo.toml

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use result_sanitizer_host::api::Encoding;
 use result_sanitizer_host::{default_options, engine, io, Limits, Sanitizer};
 use result_sanitizer_pack_build::RulesFile;
-use result_sanitizer_pipeline::pack_api::PackInfo;
-use result_sanitizer_pipeline::{CompiledPack, StaticRules};
+use result_sanitizer_rule_engine::pack_api::PackInfo;
+use result_sanitizer_rule_engine::{CompiledPack, StaticRules};
 
 #[path = "bench_inputs.rs"]
 mod inputs;
@@ -203,9 +203,9 @@ fn main() {
         rules: RulesFile::defaults().unwrap().to_rule_set(),
     }))
     .unwrap();
-    let mut no = result_sanitizer_pipeline::default_options();
+    let mut no = result_sanitizer_rule_engine::default_options();
     no.tool = "make".into();
-    no.encoding = result_sanitizer_pipeline::api::Encoding::O200kBase;
+    no.encoding = result_sanitizer_rule_engine::api::Encoding::O200kBase;
     result_sanitizer_pipeline::sanitize(&log256, &no, &native_pack).unwrap();
     let nat = time_n(reps * 4, || {
         result_sanitizer_pipeline::sanitize(&log256, &no, &native_pack).unwrap();

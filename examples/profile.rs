@@ -26,8 +26,8 @@ use std::time::Instant;
 
 use result_sanitizer_host::{default_options, Limits, Sanitizer};
 use result_sanitizer_pack_build::RulesFile;
-use result_sanitizer_pipeline::pack_api::PackInfo;
-use result_sanitizer_pipeline::{CompiledPack, StaticRules};
+use result_sanitizer_rule_engine::pack_api::PackInfo;
+use result_sanitizer_rule_engine::{CompiledPack, StaticRules};
 
 #[path = "bench_inputs.rs"]
 mod inputs;
@@ -81,7 +81,7 @@ fn main() {
         "native" => {
             let pack = native_pack();
             let input = service_log(kib << 10);
-            let mut o = result_sanitizer_pipeline::default_options();
+            let mut o = result_sanitizer_rule_engine::default_options();
             o.tool = "logs".into();
             o.max_bytes = Some(2 << 20);
             let t = Instant::now();
@@ -100,10 +100,10 @@ fn main() {
                 "structuredContent": { "content": text },
             });
             let input = serde_json::to_vec(&result).expect("JSON");
-            let mut o = result_sanitizer_pipeline::default_options();
+            let mut o = result_sanitizer_rule_engine::default_options();
             o.tool = "read_text_file".into();
             o.call_id = "call_1".into();
-            o.input = result_sanitizer_pipeline::api::InputKind::Mcp;
+            o.input = result_sanitizer_rule_engine::api::InputKind::Mcp;
             o.recall_bytes = Some(input.len() as u64);
             let t = if mode == "native-mcp" {
                 let pack = native_pack();
@@ -138,7 +138,7 @@ fn main() {
             let rules = RulesFile::defaults().expect("default rules").to_rule_set();
             let t = Instant::now();
             for _ in 0..n {
-                result_sanitizer_pipeline::check_rule_set(std::hint::black_box(&rules)).expect("compile");
+                result_sanitizer_rule_engine::check_rule_set(std::hint::black_box(&rules)).expect("compile");
             }
             println!("compile the default rule set: {:?}", per(t));
         }

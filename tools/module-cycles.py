@@ -50,9 +50,12 @@ from collections import defaultdict
 # Highest layer first. guest: the README's diagram read top-down (entry
 # points, the stage order, the stages, their strategies, the markup they
 # render, the shared data, then helpers). host: CLI-facing services, then
-# the engine and its I/O, then plain data and glue.
+# the engine and its I/O, then plain data and glue. rule-engine: redaction
+# and the packs it compiles (peers: a pass holds a pack, a pack holds the
+# compiled rules), the markup and defaults they use, then helpers.
 LAYERS = {
-    "guest": "entry|pipeline|stages|strategies|markup|record,pack,options|support",
+    "rule-engine": "stages,pack|markup,options|support",
+    "guest": "entry|pipeline|stages|strategies|markup|record,options|support",
     "host": "registry,recall|engine,io|report,limits,error,metrics,wit,embedded,componentize,naming",
 }
 

@@ -32,7 +32,7 @@ pub(crate) fn open_input(file: &Option<PathBuf>) -> io::Result<Opened> {
 /// The content type a source file's name stands for (`.py`, `.rs`, ...).
 pub(crate) fn content_type_of(file: &Option<PathBuf>) -> Option<String> {
     let name = file.as_ref()?.to_str()?;
-    result_sanitizer_pipeline::content_type_for_path(name).map(str::to_string)
+    result_sanitizer_rule_engine::content_type_for_path(name).map(str::to_string)
 }
 
 pub(crate) fn read_key(path: &Path) -> Result<PublicKey, Error> {

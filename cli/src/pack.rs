@@ -113,11 +113,11 @@ pub(crate) fn pack_cmd(cmd: &PackCmd) -> Result<(), Error> {
         PackCmd::Sign { pack, key, expires, may_relax, output } => {
             let kp = if key.exists() { key.clone() } else { PathBuf::from(format!("{}.key", key.display())) };
             let sk = SecretKey::read(&kp)?;
-            if let Some(i) = may_relax.iter().position(|id| !result_sanitizer_pipeline::valid_rule_id(id)) {
+            if let Some(i) = may_relax.iter().position(|id| !result_sanitizer_rule_engine::valid_rule_id(id)) {
                 return Err(Error::InvalidPack(format!(
                     "--may-relax {}: {}",
                     i + 1,
-                    result_sanitizer_pipeline::RULE_ID_FORM
+                    result_sanitizer_rule_engine::RULE_ID_FORM
                 )));
             }
             let signed =

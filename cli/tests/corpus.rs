@@ -323,7 +323,7 @@ fn recall_and_false_positive_rate_per_kind() {
     {
         let text =
             std::fs::read_to_string(format!("{}/../tests/precision/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap();
-        let ct = result_sanitizer_pipeline::content_type_for_path(name);
+        let ct = result_sanitizer_rule_engine::content_type_for_path(name);
         for line in text.lines() {
             let (_, n) = redact_as(&format!("{line}\n"), ct);
             let e = fp.entry(kind).or_default();

@@ -127,11 +127,11 @@ fn a_pack_with_a_bad_rule_id_is_refused_at_load() {
     assert!(m.contains("rule 1:") && m.contains("1 to 64 characters") && !m.contains("evil"), "{m}");
     // The pipeline's own check, for a host that loads packs some other way.
     let set = rules.to_rule_set();
-    let e = result_sanitizer_pipeline::check_rule_set(&set).unwrap_err();
+    let e = result_sanitizer_rule_engine::check_rule_set(&set).unwrap_err();
     assert!(e.contains("rule 1:") && !e.contains("evil"), "{e}");
-    assert!(result_sanitizer_pipeline::valid_rule_id("aws-access-key-id"));
-    assert!(!result_sanitizer_pipeline::valid_rule_id(&"a".repeat(65)));
-    assert!(!result_sanitizer_pipeline::valid_rule_id(""));
+    assert!(result_sanitizer_rule_engine::valid_rule_id("aws-access-key-id"));
+    assert!(!result_sanitizer_rule_engine::valid_rule_id(&"a".repeat(65)));
+    assert!(!result_sanitizer_rule_engine::valid_rule_id(""));
 }
 
 fn store(addr: i32, value: i32, offset: u64) -> [I<'static>; 3] {

@@ -19,9 +19,10 @@
 use std::collections::BTreeMap;
 
 use result_sanitizer_pack_build::RulesFile;
-use result_sanitizer_pipeline::api::{Options, RedactRequest, ToolError};
-use result_sanitizer_pipeline::pack_api::{PackInfo, RuleSet};
-use result_sanitizer_pipeline::{default_options, redact_step, sanitize, CompiledPack, StaticRules};
+use result_sanitizer_pipeline::{redact_step, sanitize};
+use result_sanitizer_rule_engine::api::{Options, RedactRequest, ToolError};
+use result_sanitizer_rule_engine::pack_api::{PackInfo, RuleSet};
+use result_sanitizer_rule_engine::{default_options, CompiledPack, StaticRules};
 
 fn rules() -> RuleSet {
     RulesFile::defaults().expect("default rules parse").to_rule_set()

@@ -35,7 +35,7 @@ fn real_code_lines_are_left_alone_as_code() {
         let changed: Vec<&str> = out.lines().zip(text.lines()).filter(|(a, b)| a != b).map(|(a, _)| a).collect();
         assert!(changed.is_empty(), "{name}: {} lines changed, first: {}", changed.len(), changed[0]);
         // So does a content type, for stdin.
-        let ct = result_sanitizer_pipeline::content_type_for_path(name).unwrap();
+        let ct = result_sanitizer_rule_engine::content_type_for_path(name).unwrap();
         assert_eq!(redact(&["--content-type", ct], &text), text, "{name}");
         // As plain text only the value shapes hold: printed, not asserted.
         let plain = redact(&[], &text);

@@ -245,7 +245,7 @@ fn every_credential_rules_examples_are_still_redacted_in_a_tests_code() {
     // credential format of the default rules may read so. Generic, path,
     // personal-data and scrubbing rules aside (off there, or not secrets).
     use result_sanitizer_pack_build::RulesFile;
-    use result_sanitizer_pipeline::pack_api::RuleKind;
+    use result_sanitizer_rule_engine::pack_api::RuleKind;
     let rf = RulesFile::defaults().unwrap();
     let base = rf.to_rule_set();
     let (mut checked, mut left) = (0, Vec::new());
@@ -256,8 +256,8 @@ fn every_credential_rules_examples_are_still_redacted_in_a_tests_code() {
             continue;
         }
         // The rule alone, with the default settings and allowlists.
-        let set = result_sanitizer_pipeline::pack_api::RuleSet { rules: vec![r.clone()], ..base.clone() };
-        let pack = result_sanitizer_pipeline::CompiledPack::from_rule_set(set).unwrap();
+        let set = result_sanitizer_rule_engine::pack_api::RuleSet { rules: vec![r.clone()], ..base.clone() };
+        let pack = result_sanitizer_rule_engine::CompiledPack::from_rule_set(set).unwrap();
         for (i, ex) in e.examples.iter().enumerate() {
             assert!(pack.findings(ex).iter().any(|f| f.rule_id == r.id), "{} example {}", r.id, i + 1);
             checked += 1;

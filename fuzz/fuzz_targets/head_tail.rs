@@ -6,8 +6,9 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use result_sanitizer_fuzz::{check_sanitized, pack, plant, standalone, SECRETS};
-use result_sanitizer_pipeline::api::OutputFormat;
-use result_sanitizer_pipeline::{default_options, drain_step, sanitize};
+use result_sanitizer_pipeline::{drain_step, sanitize};
+use result_sanitizer_rule_engine::api::OutputFormat;
+use result_sanitizer_rule_engine::default_options;
 
 #[derive(Arbitrary, Debug)]
 struct Case {
@@ -65,7 +66,7 @@ fuzz_target!(|c: Case| {
     check_sanitized(&out, OutputFormat::Mcp, None);
     let r = &out.record;
     assert_eq!(r.original_bytes, input.len() as u64);
-    if r.class == result_sanitizer_pipeline::api::ContentClass::Binary {
+    if r.class == result_sanitizer_rule_engine::api::ContentClass::Binary {
         return;
     }
     let mut spans: Vec<_> = r.kept.iter().chain(r.omitted.iter()).collect();

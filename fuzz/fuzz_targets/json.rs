@@ -7,9 +7,9 @@
 use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 use result_sanitizer_fuzz::{check_sanitized, pack, standalone, visible, SECRETS};
-use result_sanitizer_pipeline::api::{InputKind, OutputFormat};
-use result_sanitizer_pipeline::default_options;
 use result_sanitizer_pipeline::sanitize;
+use result_sanitizer_rule_engine::api::{InputKind, OutputFormat};
+use result_sanitizer_rule_engine::default_options;
 use serde_json::{json, Map, Value};
 
 /// A random JSON value, bounded in depth and in nodes (`left`); strings

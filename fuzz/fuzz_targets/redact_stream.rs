@@ -5,9 +5,9 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use result_sanitizer_fuzz::{pack, plant, standalone, SECRETS};
-use result_sanitizer_pipeline::api::RedactRequest;
-use result_sanitizer_pipeline::redact_request;
 use result_sanitizer_pipeline::redact_step as step;
+use result_sanitizer_rule_engine::api::RedactRequest;
+use result_sanitizer_rule_engine::redact_request;
 
 #[derive(Arbitrary, Debug)]
 struct Case {

@@ -10,8 +10,8 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use result_sanitizer_fuzz::{pack, SECRETS};
-use result_sanitizer_pipeline::pack_api::{Finding, PackInfo, Rule, RuleKind, RuleSet};
-use result_sanitizer_pipeline::{CompiledPack, StaticRules};
+use result_sanitizer_rule_engine::pack_api::{Finding, PackInfo, Rule, RuleKind, RuleSet};
+use result_sanitizer_rule_engine::{CompiledPack, StaticRules};
 
 /// Pieces a regex is made of, so that most inputs are regexes at all.
 const PIECES: &[&str] = &[

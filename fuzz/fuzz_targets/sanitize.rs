@@ -4,9 +4,9 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use result_sanitizer_fuzz::{check_sanitized, pack, plant, SECRETS};
-use result_sanitizer_pipeline::api::{InputKind, OutputFormat, ToolError};
-use result_sanitizer_pipeline::default_options;
 use result_sanitizer_pipeline::sanitize;
+use result_sanitizer_rule_engine::api::{InputKind, OutputFormat, ToolError};
+use result_sanitizer_rule_engine::default_options;
 
 #[derive(Arbitrary, Debug)]
 struct Case {

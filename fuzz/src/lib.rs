@@ -7,9 +7,9 @@
 
 use std::sync::OnceLock;
 
-use result_sanitizer_pipeline::api::{OutputFormat, Sanitized};
-use result_sanitizer_pipeline::pack_api::{PackInfo, RuleSet};
-use result_sanitizer_pipeline::{CompiledPack, StaticRules};
+use result_sanitizer_rule_engine::api::{OutputFormat, Sanitized};
+use result_sanitizer_rule_engine::pack_api::{PackInfo, RuleSet};
+use result_sanitizer_rule_engine::{CompiledPack, StaticRules};
 
 /// Synthetic secrets in real provider formats that the default pack
 /// redacts wherever they stand between separators. Plants are always

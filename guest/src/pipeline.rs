@@ -439,3 +439,73 @@ fn binary(
     let message = wrap::message(opts, &text, None, &[], None, true, &record);
     (Sanitized { message, record, is_error: true }, text)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::pack::fixtures::{info, rule, rule_set};
+    use crate::pack::{CompiledPack, RuleSource, StaticRules};
+    use crate::pack_api::{Finding, PackInfo, Rule, RuleSet};
+    use serde_json::json;
+
+    /// The engine's test platform: a token rule (its own allowlist) and a
+    /// strict-only password rule.
+    fn platform() -> StaticRules {
+        let mut rules = rule_set(vec![
+            rule(json!({"id": "tok", "regex": r"\b(tok_[a-z0-9]{12})\b", "keywords": ["tok_"], "secret_group": 1})),
+            rule(
+                json!({"id": "pw", "regex": r"pw=([a-z0-9]{6,})", "keywords": ["pw="], "secret_group": 1, "strict_only": true}),
+            ),
+        ]);
+        rules.allow_regexes = vec!["^tok_000000000000$".into()];
+        StaticRules { info: info(), rules }
+    }
+
+    fn acme_rule() -> Rule {
+        rule(json!({"id": "acme", "regex": r"\b(acme_[a-z0-9]{8})\b", "keywords": ["acme_"], "secret_group": 1}))
+    }
+
+    /// A pack whose code reports the same spans in every text.
+    struct FixedOffsets;
+
+    impl RuleSource for FixedOffsets {
+        fn info(&self) -> PackInfo {
+            PackInfo { name: "fixed".into(), ..info() }
+        }
+        fn rules(&self) -> RuleSet {
+            rule_set(vec![acme_rule()])
+        }
+        fn has_detect(&self) -> bool {
+            true
+        }
+        fn detect(&self, text: &str) -> Vec<Finding> {
+            (0..text.len() as u32 / 7)
+                .map(|k| Finding { rule_id: "acme".into(), start: k * 7, end: k * 7 + 3 })
+                .filter(|f| text.is_char_boundary(f.start as usize) && text.is_char_boundary(f.end as usize))
+                .collect()
+        }
+    }
+
+    #[test]
+    fn findings_at_fixed_offsets_never_rewrite_the_pipelines_markup() {
+        let p = CompiledPack::layered(Box::new(platform()), Box::new(FixedOffsets)).unwrap();
+        let mut o = crate::options::default_options();
+        o.untrusted = true;
+        o.tool = "fetch".into();
+        o.max_tokens = Some(300);
+        let input: String = (0..400).map(|i| format!("line {i} tok_abcdef123456\n")).collect();
+        let out = super::sanitize(input.as_bytes(), &o, &p).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&out.message).unwrap();
+        let text = v["content"][0]["text"].as_str().unwrap();
+        assert!(text.starts_with("[tool_result name=fetch untrusted=true content_type=text/plain]\n"), "{text}");
+        assert!(text.ends_with("---\n[/tool_result]"), "{text}");
+        let markers: Vec<&str> = text.lines().filter(|l| l.starts_with("[truncated:")).collect();
+        assert!(!markers.is_empty() && markers.iter().all(|m| !m.contains("[REDACTED:acme]")), "{markers:?}");
+        // Every redaction is whole: no marker was cut into.
+        assert_eq!(
+            text.matches("[REDACTED:").count(),
+            text.matches("[REDACTED:tok]").count() + text.matches("[REDACTED:acme]").count()
+        );
+        assert!(!text.contains("DACTED:tok]DA") && !text.contains("]DACTED"), "{text}");
+        assert!(out.record.markup_kept > 0);
+    }
+}

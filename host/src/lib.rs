@@ -70,8 +70,8 @@ pub use error::{Error, Guest, Result};
 pub use limits::Limits;
 pub use metrics::{Metrics, MetricsSnapshot};
 
-/// Options with every field at its default: the pipeline crate's own
-/// defaults (see [`options_from_json`]).
+/// Options with every field at its default: the pipeline's own defaults
+/// (the rule engine's `default_options`, see [`options_from_json`]).
 pub fn default_options() -> api::Options {
     options_from_json(&serde_json::json!({})).expect("the defaults convert")
 }
@@ -81,7 +81,7 @@ pub fn default_options() -> api::Options {
 /// defaults. This crate's binding type names enum cases in Rust's case
 /// under serde, so those are renamed on the way.
 pub fn options_from_json(partial: &serde_json::Value) -> serde_json::Result<api::Options> {
-    let mut v = serde_json::to_value(result_sanitizer_pipeline::default_options())?;
+    let mut v = serde_json::to_value(result_sanitizer_rule_engine::default_options())?;
     if let (Some(o), Some(p)) = (v.as_object_mut(), partial.as_object()) {
         o.extend(p.iter().map(|(k, x)| (k.clone(), x.clone())));
     }

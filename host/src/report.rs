@@ -50,7 +50,7 @@ impl<'w> Report<'w> {
             self.advance(&data[pos..start], pos);
             pos = start;
             let at = self.offset + start as u64;
-            let hash = result_sanitizer_pipeline::value_hash(&self.key, &data[start..end]);
+            let hash = result_sanitizer_rule_engine::value_hash(&self.key, &data[start..end]);
             let line = serde_json::json!({
                 "rule_id": s.rule_id,
                 "line": self.line,

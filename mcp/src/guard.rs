@@ -9,7 +9,7 @@
 //! it into a file, a configuration or a command: the secret is not there
 //! any more, and what is written in its place breaks what reads it.
 //!
-//! The markup looked for is the guest's (`guest/src/markup/`): the prefix
+//! The markup looked for is the pipeline's (`rule-engine/src/markup/lexicon.rs`): the prefix
 //! `[REDACTED:` followed by a rule id (letters, digits, `.`, `_`, `-`) and
 //! `]`, and the marker prefix `[truncated:`, in any string of the
 //! arguments (keys too), after JSON unescaping. A pack's rule with its own

@@ -511,7 +511,7 @@ pub(super) fn code_type(tool: &str, paths: &[Option<String>; 6]) -> Option<Strin
     if !["read", "view", "open", "get_file"].iter().any(|w| t.contains(w)) {
         return None;
     }
-    paths.iter().flatten().find_map(|p| result_sanitizer_pipeline::content_type_for_path(p)).map(str::to_string)
+    paths.iter().flatten().find_map(|p| result_sanitizer_rule_engine::content_type_for_path(p)).map(str::to_string)
 }
 
 #[cfg(test)]

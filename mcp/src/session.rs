@@ -533,7 +533,7 @@ impl Session {
             .and_then(Value::as_str)
             .filter(|m| *m != "text/plain")
             .map(str::to_string)
-            .or_else(|| result_sanitizer_pipeline::content_type_for_path(uri).map(str::to_string));
+            .or_else(|| result_sanitizer_rule_engine::content_type_for_path(uri).map(str::to_string));
         let (text, record) = self.sanitize_text(tool, text, o)?;
         item["text"] = text.into();
         set_record(item, record);

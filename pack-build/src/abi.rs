@@ -12,9 +12,9 @@
 //! convention of every JSON the pipeline reads or writes): field names and
 //! enum cases in snake_case, so the WIT's `secret-group` is looked up as
 //! `secret_group` and a case `head-tail-lines` as `head_tail_lines`; an
-//! `option` is `null` or its value. (The pipeline crate gives every enum
-//! `rename_all = "snake_case"`; an enum without it fails here, at build
-//! time, as an unknown case.)
+//! `option` is `null` or its value. (The rule engine's WIT types give
+//! every enum `rename_all = "snake_case"`; an enum without it fails here,
+//! at build time, as an unknown case.)
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;

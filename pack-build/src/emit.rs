@@ -11,7 +11,7 @@ use wasm_encoder::{
 use wit_component::{ComponentEncoder, StringEncoding};
 use wit_parser::{Type, TypeDefKind, WorldItem, WorldKey};
 
-use result_sanitizer_pipeline::pack_api as g;
+use result_sanitizer_rule_engine::pack_api as g;
 
 use result_sanitizer_host::manifest::Manifest;
 use result_sanitizer_host::wit::{self, RULE_PACK_INTERFACE, WIT_VERSION};

@@ -16,7 +16,7 @@ use serde::de::value::StringDeserializer;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
-use result_sanitizer_pipeline::pack_api as g;
+use result_sanitizer_rule_engine::pack_api as g;
 
 /// One `[[rules]]` entry.
 #[derive(Debug, Clone)]

@@ -9,8 +9,8 @@ use anyhow::{anyhow, Result};
 use serde::Deserialize;
 use toml::Spanned;
 
-use result_sanitizer_pipeline::pack_api as g;
-use result_sanitizer_pipeline::CompiledPack;
+use result_sanitizer_rule_engine::pack_api as g;
+use result_sanitizer_rule_engine::CompiledPack;
 
 use crate::rule_entry::RuleEntry;
 use crate::DEFAULT_RULE_FILES;
@@ -254,7 +254,7 @@ impl RulesFile {
             relax: vec![],
             pii_tools: vec![],
         };
-        if let Err(e) = result_sanitizer_pipeline::check_rule_set(&global) {
+        if let Err(e) = result_sanitizer_rule_engine::check_rule_set(&global) {
             problems.push(format!("{file}: {e}"));
         }
         for (i, d) in self.internal_domains.iter().enumerate() {
@@ -267,8 +267,8 @@ impl RulesFile {
             }
         }
         for (i, id) in self.relax.iter().enumerate() {
-            if !result_sanitizer_pipeline::valid_rule_id(id) {
-                problems.push(format!("{file}: relax {}: {}", i + 1, result_sanitizer_pipeline::RULE_ID_FORM));
+            if !result_sanitizer_rule_engine::valid_rule_id(id) {
+                problems.push(format!("{file}: relax {}: {}", i + 1, result_sanitizer_rule_engine::RULE_ID_FORM));
             }
         }
         for b in &self.budgets {

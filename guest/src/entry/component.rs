@@ -104,7 +104,7 @@ impl Guest for Component {
     }
 }
 
-crate::export!(Component with_types_in crate);
+result_sanitizer_rule_engine::export!(Component with_types_in result_sanitizer_rule_engine);
 
 /// Build-time pre-initialisation (wizer, run by `xtask`): builds the
 /// o200k tokenizer tables (and the small static automata), which the build then snapshots into the

@@ -13,7 +13,7 @@
 use crate::api::OutputSource;
 
 /// The fixed, parseable prefix of every marker.
-pub const PREFIX: &str = "[truncated:";
+pub use crate::markup::lexicon::MARKER_PREFIX as PREFIX;
 
 /// Where a middle cut is, in original coordinates.
 pub struct MiddleCut {

@@ -5,8 +5,9 @@
 //! the re-tokenization at the joins are accounted for:
 //!
 //! 1. Render the char-budget cut. If its byte length is within the budget
-//!    (a token is at least one byte), or the upper bound of
-//!    [`crate::support::token_bound`] is, it fits without tokenizing.
+//!    (a token is at least one byte), or the upper bound of `token_bound`
+//!    (the rule engine's `support/token_bound.rs`) is, it fits without
+//!    tokenizing.
 //! 2. Otherwise count, stopping once over the budget. If it fits, done.
 //! 3. Otherwise measure the overhead (the render with no content), share the
 //!    rest between head and tail in the char budget's proportion, and find

@@ -107,7 +107,9 @@ pub fn refine(bytes: &[u8], content_type: Option<&str>) -> ContentClass {
         if looks_like_json_lines(body) {
             return ContentClass::JsonLines;
         }
-        return ContentClass::Json;
+        if json_type || json_prefix(body) {
+            return ContentClass::Json;
+        }
     }
     if looks_like_csv(body) {
         return ContentClass::Csv;
@@ -126,6 +128,19 @@ fn complete_lines(b: &[u8]) -> impl Iterator<Item = &[u8]> {
     // The last line of a sniffed window may be cut: skip it.
     let end = memchr::memrchr(b'\n', b).unwrap_or(0);
     b[..end].split(|&c| c == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l)).filter(|l| !l.is_empty())
+}
+
+/// Whether `body` (a text's first bytes) reads as the start of one JSON
+/// value: it parses, or stops only for want of more bytes. A log whose
+/// lines start `[2026-12-04T10:00:00Z] INFO` is not one (it would lose its
+/// line cuts and error lines to the JSON strategies).
+fn json_prefix(body: &[u8]) -> bool {
+    // The sniffed head may end inside a character.
+    let end = std::str::from_utf8(body).map_or_else(|e| e.valid_up_to(), |_| body.len());
+    match serde_json::from_slice::<serde::de::IgnoredAny>(&body[..end]) {
+        Ok(_) => true,
+        Err(e) => e.is_eof(),
+    }
 }
 
 fn looks_like_json_lines(b: &[u8]) -> bool {
@@ -180,5 +195,14 @@ mod tests {
         assert_eq!(refine(b"id,name\n1,a\n2,b\n3,c\n", None), ContentClass::Csv);
         assert_eq!(refine(b"error: failed, see above\nok\n", None), ContentClass::Text);
         assert_eq!(refine(b"[1, 2", Some("application/json")), ContentClass::Json);
+        // A document's head, cut anywhere (even inside a character), is JSON;
+        // a log whose lines start with a bracketed timestamp or level is not.
+        assert_eq!(refine("[{\"a\": \"é".as_bytes().split_last().unwrap().1, None), ContentClass::Json);
+        assert_eq!(
+            refine(b"[2026-12-04T10:00:00Z] INFO up\n[2026-12-04T10:00:01Z] ERROR down\n", None),
+            ContentClass::Text
+        );
+        assert_eq!(refine(b"[INFO] building\n[ERROR] failed\n", None), ContentClass::Text);
+        assert_eq!(refine(b"{\"a\": 1} and then prose\n", None), ContentClass::Text);
     }
 }

@@ -24,26 +24,7 @@ use crate::markup::marker;
 use crate::support::edits;
 use crate::support::text::floor_boundary;
 
-/// Words that mark a line as an error line.
-pub(crate) const WORDS: &[&str] = &[
-    "error",
-    "panic",
-    "fatal",
-    "exception",
-    "traceback",
-    "failed",
-    "failure",
-    "exit status",
-    "exit code",
-    "segmentation fault",
-    "killed",
-    "assertion",
-    "denied",
-    "undefined reference",
-    "cannot find",
-    "could not",
-    "timed out",
-];
+pub(crate) use crate::support::error_words::WORDS;
 
 /// Longest part of one error line shown, bytes.
 pub const LINE_MAX: usize = 240;

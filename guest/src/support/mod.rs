@@ -1,15 +1,11 @@
-//! Helpers shared by the stages: replacements with offset maps, text
-//! positions, the tokenizer, its chunks and its upper bound, media token
-//! estimates.
+//! Helpers shared by the stages: text positions of the whole output
+//! (`located`), JSON scanning, media token estimates; and, re-exported at
+//! their old paths, the rule engine's that the stages use (replacements
+//! with offset maps, text boundaries, content types and regions, the
+//! tokenizer, the error words).
 
-pub(crate) mod chunks;
-pub(crate) mod code;
-pub(crate) mod edits;
 pub(crate) mod json_scan;
 pub(crate) mod located;
 pub(crate) mod media;
-pub(crate) mod pieces;
-pub(crate) mod regions;
-pub(crate) mod text;
-pub(crate) mod token_bound;
-pub(crate) mod tokenizer;
+
+pub(crate) use result_sanitizer_rule_engine::support::{code, edits, error_words, regions, text, tokenizer};

@@ -166,8 +166,8 @@ pub(super) fn read_manifest(wasm: &[u8]) -> Result<Manifest> {
 /// Refuses ids outside the documented form before anything is compiled
 /// (the pipeline refuses them too, for hosts that skip this).
 pub(super) fn check_rule_ids(ids: &[String]) -> Result<()> {
-    match ids.iter().position(|id| !result_sanitizer_pipeline::valid_rule_id(id)) {
-        Some(i) => Err(Error::InvalidPack(format!("rule {}: {}", i + 1, result_sanitizer_pipeline::RULE_ID_FORM))),
+    match ids.iter().position(|id| !result_sanitizer_rule_engine::valid_rule_id(id)) {
+        Some(i) => Err(Error::InvalidPack(format!("rule {}: {}", i + 1, result_sanitizer_rule_engine::RULE_ID_FORM))),
         None => Ok(()),
     }
 }

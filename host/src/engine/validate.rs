@@ -9,9 +9,9 @@
 //! must consume a sane number of bytes.
 //!
 //! Fitting the token budget is proved cheaply when possible (the byte
-//! length, or the pipeline crate's upper bound compiled into the host) and
-//! otherwise recounted natively; the pipeline crate's internals this needs
-//! are gathered at the end of this file.
+//! length, or the rule engine's upper bound compiled into the host) and
+//! otherwise recounted natively; the rule engine's items this needs are
+//! gathered at the end of this file.
 
 use super::classify::guest_error;
 use super::packs::LoadedPack;
@@ -102,7 +102,7 @@ pub(crate) fn validate_with(opts: &api::Options, out: &api::Sanitized, packs: Pa
     }
     let visible: usize = texts.iter().map(|t| t.len()).sum();
     // What the bytes alone prove, without tokenizing: the byte length or
-    // the pipeline crate's upper bound (the same function the guest uses).
+    // the rule engine's upper bound (the same function the guest uses).
     let bound = || -> usize { texts.iter().map(|t| token_bound(out.record.encoding, t)).sum() };
     let proved = visible <= b.max_tokens as usize || bound() <= b.max_tokens as usize;
     match out.record.output_tokens {
@@ -132,7 +132,7 @@ pub(crate) fn validate_with(opts: &api::Options, out: &api::Sanitized, packs: Pa
         // Tenant roots and the pipeline's personal-data detectors report
         // ids of no pack rule.
         let builtin = r.rule_id == "tenant-path-root"
-            || result_sanitizer_pipeline::PII_DETECTOR_IDS.contains(&r.rule_id.as_str());
+            || result_sanitizer_rule_engine::PII_DETECTOR_IDS.contains(&r.rule_id.as_str());
         let known_id = known.contains(r.rule_id.as_str()) || builtin || has_detect;
         if !ok_chars || !known_id {
             return bad("the record names a rule the pack does not have");
@@ -249,26 +249,25 @@ pub(super) fn drain_step(before: &api::Gap, len: usize, last: bool, step: &api::
     Ok(())
 }
 
-// The host's only uses of the pipeline crate's internals (`tokenizer`,
-// `token_bound`, `api::Encoding`), kept together so that moving them to
-// the crate's public API touches these lines alone. They are compiled into
-// the host, so a pipeline build loaded from bytes cannot change them.
+// The host's uses of the rule engine's tokenizer (`count_tokens`,
+// `token_upper_bound`, `api::Encoding`), kept together. They are compiled
+// into the host, so a pipeline build loaded from bytes cannot change them.
 
 /// Token count by the host's own native copy of the pipeline's tokenizer
 /// (chunked tiktoken, so a long piece stays linear; tables built once per
 /// process, on first need). A pipeline build cannot change this code.
 fn count_tokens(enc: api::Encoding, text: &str) -> usize {
-    result_sanitizer_pipeline::count_tokens(native_encoding(enc), text)
+    result_sanitizer_rule_engine::count_tokens(native_encoding(enc), text)
 }
 
-/// The host's own upper bound on a text's tokens (the pipeline crate's
+/// The host's own upper bound on a text's tokens (the rule engine's
 /// `token_bound`, compiled into the host): no tokenizing, no tables to build.
 fn token_bound(enc: api::Encoding, text: &str) -> usize {
-    result_sanitizer_pipeline::token_upper_bound(native_encoding(enc), text)
+    result_sanitizer_rule_engine::token_upper_bound(native_encoding(enc), text)
 }
 
-fn native_encoding(enc: api::Encoding) -> result_sanitizer_pipeline::api::Encoding {
-    use result_sanitizer_pipeline::api::Encoding as E;
+fn native_encoding(enc: api::Encoding) -> result_sanitizer_rule_engine::api::Encoding {
+    use result_sanitizer_rule_engine::api::Encoding as E;
     match enc {
         api::Encoding::O200kBase => E::O200kBase,
         api::Encoding::Cl100kBase => E::Cl100kBase,

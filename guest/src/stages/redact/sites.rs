@@ -1,23 +1,13 @@
 //! Where each redaction was made, for "why was this redacted?" (options
 //! `report-key`): rule, original byte span, line and column, and the value
 //! as a keyed hash (HMAC-SHA256 under the caller's key, 8 bytes in hex),
-//! never the value. Cost: one binary search per site, one HMAC per value.
+//! never the value ([`super::value_hash`]). Cost: one binary search per
+//! site, one HMAC per value.
 
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
-
+use super::value_hash::value_hash;
 use super::Span;
 use crate::api::RedactionSite;
 use crate::support::located::Located;
-
-/// A value as a report shows it: HMAC-SHA256 under `key`, its first 8
-/// bytes in hex. The one definition, for the record's sites and a host's
-/// stream report alike.
-pub fn value_hash(key: &[u8], value: &[u8]) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key length");
-    mac.update(value);
-    mac.finalize().into_bytes()[..8].iter().map(|x| format!("{x:02x}")).collect()
-}
 
 /// The sites of `spans`, positions in `text` (the decoded text that was
 /// redacted), mapped to the whole original output through `at` (a

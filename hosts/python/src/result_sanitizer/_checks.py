@@ -15,7 +15,7 @@ from ._errors import InvalidOutputError
 from ._model import Result, _Live, _Pack
 
 # Ids no pack rule has: tenant roots and the pipeline's personal-data
-# detectors (guest/src/stages/redact/pii/mod.rs, DETECTOR_IDS).
+# detectors (rule-engine/src/stages/redact/pii/mod.rs, DETECTOR_IDS).
 BUILTIN_RULE_IDS = frozenset({"tenant-path-root", "card", "iban", "phone", "ssn", "ip", "dob"})
 
 

@@ -99,7 +99,7 @@ fn width(mut n: u32) -> usize {
 
 /// The Luhn (mod 10) check: doubling every second digit from the right,
 /// the digit sum is a multiple of 10.
-pub(crate) fn luhn(digits: &[u8]) -> bool {
+pub fn luhn(digits: &[u8]) -> bool {
     let sum: u32 = digits
         .iter()
         .rev()

@@ -11,7 +11,7 @@ use super::analysis::{self, Plan};
 use crate::pack_api::RuleSet;
 
 /// Default window after a keyword hit.
-pub(crate) const DEFAULT_WINDOW: usize = 256;
+pub const DEFAULT_WINDOW: usize = 256;
 /// Texts at least this long are scanned with a DFA of the keywords. The
 /// contiguous NFA used otherwise is ~0.4 MiB smaller per instance (which
 /// counts with a thousand tenants, each calling with small outputs); the
@@ -21,7 +21,7 @@ pub(crate) const DEFAULT_WINDOW: usize = 256;
 /// 256 KiB cap on the NFA). An instance builds it once, on its first large
 /// text. The same as [`FAST_MIN_TEXT`]: an instance past it holds the
 /// larger engines for both.
-pub(crate) const DFA_MIN_TEXT: usize = 64 << 10;
+pub const DFA_MIN_TEXT: usize = 64 << 10;
 /// ASCII texts at least this long run on the `regex` crate's engines;
 /// others on regex-lite's. On ASCII text the two give the same matches
 /// (see the module docs), so which one ran never shows in the output. The
@@ -29,7 +29,7 @@ pub(crate) const DFA_MIN_TEXT: usize = 64 << 10;
 /// instance that uses it holds ~0.1 MiB more (docs/benchmarks.md), which a
 /// thousand tenants' instances, each redacting small outputs, cannot
 /// afford.
-pub(crate) const FAST_MIN_TEXT: usize = 64 << 10;
+pub const FAST_MIN_TEXT: usize = 64 << 10;
 
 pub(super) struct CompiledRule {
     pub(super) id: String,
@@ -111,10 +111,10 @@ impl Lazy {
 }
 
 /// A pack's rules, compiled.
-pub(crate) struct Ruleset {
+pub struct Ruleset {
     pub(super) rules: Vec<CompiledRule>,
     /// The keywords, and the error words of
-    /// [`crate::strategies::error_lines`].
+    /// [`crate::support::error_words`].
     pub(super) keywords: AhoCorasick,
     /// The same keywords as a DFA, built on the first text of at least
     /// [`DFA_MIN_TEXT`] bytes (see there).
@@ -228,7 +228,7 @@ pub(super) enum Split {
 
 impl Ruleset {
     /// Compiles a rule set; errors name the rule.
-    pub(crate) fn compile(set: &RuleSet) -> Result<Self, String> {
+    pub fn compile(set: &RuleSet) -> Result<Self, String> {
         let mut rules = Vec::with_capacity(set.rules.len());
         let mut kw_index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
@@ -285,7 +285,7 @@ impl Ruleset {
         // The error words ride along in the same pass: a drain reads its
         // error lines from it instead of a second pass over the middle.
         let mut error_word = vec![false; keyword_rules.len()];
-        for w in crate::strategies::error_lines::WORDS {
+        for w in crate::support::error_words::WORDS {
             let next = kw_index.len();
             let idx = *kw_index.entry((*w).to_string()).or_insert(next);
             if idx == keyword_rules.len() {
@@ -344,7 +344,7 @@ impl Ruleset {
 
     /// What a span of rule `id` becomes: its replacement, or
     /// `[REDACTED:<id>]`.
-    pub(crate) fn replacement(&self, id: &str) -> String {
+    pub fn replacement(&self, id: &str) -> String {
         match self.replacements.iter().find(|(r, _)| r == id) {
             Some((_, with)) => with.clone(),
             None => crate::markup::redacted(id),
@@ -352,7 +352,7 @@ impl Ruleset {
     }
 
     /// Marks the rules from index `from` on as the tenant's.
-    pub(crate) fn mark_tenant_from(&mut self, from: usize) {
+    pub fn mark_tenant_from(&mut self, from: usize) {
         self.rules.iter_mut().skip(from).for_each(|r| r.tenant = true);
     }
 
@@ -360,7 +360,7 @@ impl Ruleset {
     /// pipeline otherwise compiles each on first use. Also checks that each
     /// regex is regex-lite syntax, the rule format's dialect (see the
     /// module docs).
-    pub(crate) fn compile_all(&self) -> Result<(), String> {
+    pub fn compile_all(&self) -> Result<(), String> {
         for l in self.rules.iter().map(|r| &r.allow).chain([&self.global_allow, &self.generic_allow]) {
             l.get()?;
         }
@@ -383,7 +383,7 @@ impl Ruleset {
 
     /// The first rule that failed to compile on use, if any: the pack is
     /// unusable and the pipeline reports it as such.
-    pub(crate) fn error(&self) -> Option<String> {
+    pub fn error(&self) -> Option<String> {
         self.error.lock().map(|e| e.clone()).unwrap_or(None)
     }
 
@@ -491,7 +491,7 @@ pub(super) mod tests {
     use crate::pack_api::{Rule, RuleKind};
     use crate::stages::redact::scan::tests::both_engines;
 
-    pub(crate) fn rule(id: &str, regex: &str, kw: &[&str], group: u32) -> Rule {
+    pub fn rule(id: &str, regex: &str, kw: &[&str], group: u32) -> Rule {
         Rule {
             id: id.into(),
             description: String::new(),
@@ -509,7 +509,7 @@ pub(super) mod tests {
         }
     }
 
-    pub(crate) fn set(rules: Vec<Rule>) -> RuleSet {
+    pub fn set(rules: Vec<Rule>) -> RuleSet {
         RuleSet { rules, path_roots: vec!["/srv/acme".into()], ..crate::pack::empty_rule_set() }
     }
 

@@ -31,7 +31,7 @@ const MAX_PATH: usize = 400;
 
 /// The content class a region's file name gives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum RegionClass {
+pub enum RegionClass {
     /// Source code (the extensions of [`super::code`]).
     Code,
     /// Configuration: YAML, TOML, INI, properties, XML, `.netrc`, ...
@@ -51,7 +51,7 @@ pub(crate) enum RegionClass {
 
 impl RegionClass {
     /// The name the record and a report give it.
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Self::Code => "code",
             Self::Config => "config",
@@ -63,7 +63,7 @@ impl RegionClass {
     }
 
     /// The class of a file, from its name.
-    pub(crate) fn of_path(path: &str) -> Self {
+    pub fn of_path(path: &str) -> Self {
         let name = path.rsplit(['/', '\\', ':']).next().unwrap_or(path).to_ascii_lowercase();
         let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
         if name == ".env" || name.starts_with(".env.") || ext == "env" {
@@ -120,16 +120,16 @@ fn test_path(path: &str, name: &str) -> bool {
 /// each with its class. Lines that are in none (a commit message, a
 /// separator, a log line) are plain text.
 #[derive(Debug, Default, PartialEq)]
-pub(crate) struct Regions {
-    pub(crate) ranges: Vec<(Range<usize>, RegionClass)>,
+pub struct Regions {
+    pub ranges: Vec<(Range<usize>, RegionClass)>,
     /// Regions as the record counts them: one per file section (a grep
     /// hit's file, a diff's file, a listing, a quoted frame), by class.
-    pub(crate) counts: Vec<(RegionClass, u32)>,
+    pub counts: Vec<(RegionClass, u32)>,
 }
 
 impl Regions {
     /// The class of the region holding byte `at`, if any.
-    pub(crate) fn class_at(&self, at: usize) -> Option<RegionClass> {
+    pub fn class_at(&self, at: usize) -> Option<RegionClass> {
         let i = self.ranges.partition_point(|(r, _)| r.end <= at);
         self.ranges.get(i).filter(|(r, _)| r.start <= at).map(|(_, c)| *c)
     }
@@ -154,7 +154,7 @@ impl Regions {
 
 /// The regions of `text`, or `None` when its first lines have none of the
 /// shapes above (see the module docs).
-pub(crate) fn detect(text: &str) -> Option<Regions> {
+pub fn detect(text: &str) -> Option<Regions> {
     let shape = gate(text)?;
     let mut out = Regions::default();
     match shape {
@@ -167,7 +167,7 @@ pub(crate) fn detect(text: &str) -> Option<Regions> {
 /// Whether the first lines of `text` name the files they quote (grep
 /// hits, a diff, diagnostics, a traceback): such text is not one file's
 /// code, however much of it is code (a diff's context lines).
-pub(crate) fn names_files(text: &str) -> bool {
+pub fn names_files(text: &str) -> bool {
     matches!(gate(text), Some(Shape::Lines))
 }
 
@@ -235,7 +235,7 @@ fn listing(text: &str, out: &mut Regions) {
 /// that view (and its end) the offset in `text`, and the class of the
 /// listed file as sniffed (code, a test, or text); `None` for any other
 /// text.
-pub(crate) fn listing_view(text: &str) -> Option<(String, Vec<usize>, RegionClass)> {
+pub fn listing_view(text: &str) -> Option<(String, Vec<usize>, RegionClass)> {
     if !matches!(gate(text)?, Shape::Listing) {
         return None;
     }

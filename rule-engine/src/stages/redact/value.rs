@@ -202,7 +202,7 @@ pub(super) fn name_side(b: &[u8], end: usize) -> bool {
 }
 
 /// Shannon entropy in bits per byte.
-pub(crate) fn shannon_entropy(s: &[u8]) -> f64 {
+pub fn shannon_entropy(s: &[u8]) -> f64 {
     if s.is_empty() {
         return 0.0;
     }

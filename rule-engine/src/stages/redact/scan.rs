@@ -19,14 +19,14 @@ use crate::support::text::{ceil_boundary, floor_boundary};
 /// Window before a keyword hit: a match starts at most this far before its
 /// keyword (a variable name's prefix, a URL scheme, a hex body before a
 /// suffix keyword). Small, so that sporadic hits scan little text.
-pub(crate) const WINDOW_BEFORE: usize = 128;
+pub const WINDOW_BEFORE: usize = 128;
 /// Rule id reported for tenant path roots.
-pub(crate) const TENANT_ROOT_RULE: &str = "tenant-path-root";
+pub const TENANT_ROOT_RULE: &str = "tenant-path-root";
 
 impl Ruleset {
     /// `scan_mode` in strict mode (the tests' shorthand).
     #[cfg(test)]
-    pub(crate) fn scan(&self, text: &str, custom: &[Finding]) -> Vec<Span> {
+    pub fn scan(&self, text: &str, custom: &[Finding]) -> Vec<Span> {
         self.scan_mode(text, custom, Mode::default())
     }
 
@@ -44,15 +44,15 @@ impl Ruleset {
     ///
     /// In JSON text, a span never splits a backslash escape (see
     /// [`whole_escapes`]).
-    pub(crate) fn scan_mode(&self, text: &str, custom: &[Finding], mode: Mode) -> Vec<Span> {
+    pub fn scan_mode(&self, text: &str, custom: &[Finding], mode: Mode) -> Vec<Span> {
         self.scan_mode_with(text, custom, mode, None).0
     }
 
     /// [`Self::scan_mode`], and where the error words of
-    /// [`crate::strategies::error_lines`] occur in `text`, found by the same
+    /// [`crate::support::error_words`] occur in `text`, found by the same
     /// keyword pass (in no particular order); `None` for a text with
     /// invisible characters, whose pass runs on a view without them.
-    pub(crate) fn scan_mode_errors(
+    pub fn scan_mode_errors(
         &self,
         text: &str,
         custom: &[Finding],
@@ -144,7 +144,7 @@ impl Ruleset {
     }
 
     /// [`Self::scan_plain`], also pushing to `errors` where the error
-    /// words of [`crate::strategies::error_lines`] occur (same pass).
+    /// words of [`crate::support::error_words`] occur (same pass).
     fn scan_plain_with(
         &self,
         text: &str,
@@ -599,11 +599,11 @@ pub(super) mod tests {
     }
 
     /// Span bounds, in text order.
-    pub(crate) type Bounds = Vec<(usize, usize)>;
+    pub type Bounds = Vec<(usize, usize)>;
 
     /// `text`'s spans on both engines: as it is (regex-lite) and followed
     /// by a filler that makes it long enough for the `regex` crate.
-    pub(crate) fn both_engines(rs: &Ruleset, text: &str) -> (Bounds, Bounds) {
+    pub fn both_engines(rs: &Ruleset, text: &str) -> (Bounds, Bounds) {
         let long = format!("{text}\n{}", ".".repeat(FAST_MIN_TEXT));
         let lite = rs.scan(text, &[]).iter().map(|s| (s.start, s.end)).collect();
         let fast = rs.scan(&long, &[]).iter().map(|s| (s.start, s.end)).collect();

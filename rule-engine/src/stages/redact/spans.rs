@@ -6,7 +6,7 @@ use crate::support::text::{ceil_boundary, floor_boundary};
 
 /// A span to redact.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Span {
+pub struct Span {
     /// Start byte.
     pub start: usize,
     /// End byte.

@@ -53,19 +53,19 @@ use super::{Mode, Span};
 use number::Number;
 
 /// Rule ids of the detectors here.
-pub(crate) const CARD: &str = "card";
-pub(crate) const IBAN: &str = "iban";
-pub(crate) const PHONE: &str = "phone";
-pub(crate) const SSN: &str = "ssn";
-pub(crate) const IP: &str = "ip";
-pub(crate) const DOB: &str = "dob";
+pub const CARD: &str = "card";
+pub const IBAN: &str = "iban";
+pub const PHONE: &str = "phone";
+pub const SSN: &str = "ssn";
+pub const IP: &str = "ip";
+pub const DOB: &str = "dob";
 
 /// Every id the detectors report: no pack rule has them, and a host that
 /// checks a record's rule ids against the packs takes these too.
 pub const DETECTOR_IDS: &[&str] = &[CARD, IBAN, PHONE, SSN, IP, DOB];
 
 /// Whether a span of rule `id` may be a bare JSON number.
-pub(crate) fn may_be_number(id: &str) -> bool {
+pub fn may_be_number(id: &str) -> bool {
     matches!(id, CARD | PHONE | SSN)
 }
 
@@ -436,7 +436,7 @@ fn kind_of(cell: &[u8]) -> Option<Kind> {
 /// A calendar date: `1985-03-02`, `1985/3/2`, `02/03/1985`, `02.03.1985`,
 /// `3-2-1985` (one separator), a year 1900 to 2099, a month and a day in
 /// range either way round.
-pub(crate) fn is_date(s: &[u8]) -> bool {
+pub fn is_date(s: &[u8]) -> bool {
     let Some(&sep) = s.iter().find(|c| !c.is_ascii_digit()) else { return false };
     if !matches!(sep, b'-' | b'/' | b'.') {
         return false;
@@ -462,7 +462,7 @@ pub(crate) fn is_date(s: &[u8]) -> bool {
 /// `text` (a bare number): its replacement must then be quoted to keep
 /// the document JSON. One pass over the text, only when some span is a
 /// detector's number.
-pub(crate) fn outside_json_strings(text: &str, spans: &[Span]) -> Vec<bool> {
+pub fn outside_json_strings(text: &str, spans: &[Span]) -> Vec<bool> {
     let mut out = vec![false; spans.len()];
     if !spans.iter().any(|s| may_be_number(&s.rule)) {
         return out;
@@ -499,7 +499,7 @@ pub(super) mod tests {
 
     /// The parts of a number written as `s`: digits, groups, separators,
     /// `+`, `(`.
-    pub(crate) fn number(s: &str) -> (Vec<u8>, Vec<usize>, Vec<Vec<u8>>, bool, bool) {
+    pub fn number(s: &str) -> (Vec<u8>, Vec<usize>, Vec<Vec<u8>>, bool, bool) {
         let b = s.as_bytes();
         let plus = b[0] == b'+';
         let paren = b[usize::from(plus)] == b'(';

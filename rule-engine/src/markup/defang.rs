@@ -10,14 +10,13 @@
 use aho_corasick::AhoCorasick;
 use std::sync::OnceLock;
 
-use crate::markup::frame::{BOUNDARY_CLOSE, BOUNDARY_OPEN};
-use crate::markup::marker::PREFIX;
+use crate::markup::lexicon::{BOUNDARY_CLOSE, BOUNDARY_OPEN, MARKER_PREFIX};
 use crate::support::edits::Edit;
 
-/// Our own markup (from the rest of [`crate::markup`], so a change of
+/// Our own markup (from [`crate::markup::lexicon`], so a change of
 /// wording there keeps defanging in step), and the boundary form other agents use.
 const LOOKALIKES: &[&str] =
-    &[BOUNDARY_OPEN, BOUNDARY_CLOSE, PREFIX, "<untrusted_tool_result", "</untrusted_tool_result"];
+    &[BOUNDARY_OPEN, BOUNDARY_CLOSE, MARKER_PREFIX, "<untrusted_tool_result", "</untrusted_tool_result"];
 
 fn automaton() -> &'static AhoCorasick {
     static AC: OnceLock<AhoCorasick> = OnceLock::new();

@@ -11,24 +11,24 @@ use serde_json::Value;
 
 use super::{Mode, Span};
 use crate::api::SanitizeError;
-use crate::markup;
 use crate::markup::defang;
+use crate::markup::lexicon;
 use crate::pack::CompiledPack;
 use crate::pack_api::Finding;
 use crate::support::edits::{self, Edit, OffsetMap};
 
 /// Replacements by rule id.
-pub(crate) type Counts = BTreeMap<String, u32>;
+pub type Counts = BTreeMap<String, u32>;
 
 /// One pack's rules, in strict or lenient mode, over code or other text.
 #[derive(Clone, Copy)]
-pub(crate) struct Pass<'p> {
+pub struct Pass<'p> {
     pack: &'p CompiledPack,
     mode: Mode,
 }
 
 /// A redacted text and the way back to its input.
-pub(crate) struct Redacted {
+pub struct Redacted {
     /// The text with each secret replaced by `[REDACTED:<rule-id>]`.
     pub text: String,
     /// From positions in `text` back to positions in the input.
@@ -42,76 +42,76 @@ pub(crate) struct Redacted {
 impl<'p> Pass<'p> {
     /// A pass over `pack`'s rules; `lenient` skips its strict-only
     /// (generic) rules.
-    pub(crate) fn new(pack: &'p CompiledPack, lenient: bool) -> Self {
+    pub fn new(pack: &'p CompiledPack, lenient: bool) -> Self {
         Self { pack, mode: Mode { lenient, ..Mode::default() } }
     }
 
     /// The pass for a call of `tool`: lenient where the caller or the
     /// platform pack says so, and for the tenant's own generic rules
     /// where the tenant's pack does.
-    pub(crate) fn for_tool(pack: &'p CompiledPack, lenient: bool, tool: &str) -> Self {
+    pub fn for_tool(pack: &'p CompiledPack, lenient: bool, tool: &str) -> Self {
         Self { pack, mode: Mode { lenient, lenient_tenant: pack.tenant_lenient(tool), ..Mode::default() } }
     }
 
     /// The same pass honouring `result-sanitizer:allow` on a line (or not).
-    pub(crate) fn inline_allow(self, inline_allow: bool) -> Self {
+    pub fn inline_allow(self, inline_allow: bool) -> Self {
         Self { mode: Mode { inline_allow, ..self.mode }, ..self }
     }
 
     /// The same pass scrubbing (`scrub`) or not: an error result, or a
     /// tool the packs list in `scrub-tools`, gets the `errors-only` rules.
-    pub(crate) fn scrub(self, scrub: bool) -> Self {
+    pub fn scrub(self, scrub: bool) -> Self {
         Self { mode: Mode { scrub, ..self.mode }, ..self }
     }
 
     /// The same pass redacting personal data (`pii`), public IP addresses
     /// too with `public_ip` (see [`super::pii`]).
-    pub(crate) fn pii(self, pii: bool, public_ip: bool) -> Self {
+    pub fn pii(self, pii: bool, public_ip: bool) -> Self {
         Self { mode: Mode { pii, public_ip: pii && public_ip, ..self.mode }, ..self }
     }
 
     /// The same pass over source code (`code`) or other text: in code,
     /// generic rules look only inside string literals.
-    pub(crate) fn over_code(self, code: bool) -> Self {
+    pub fn over_code(self, code: bool) -> Self {
         Self { mode: Mode { code, ..self.mode }, ..self }
     }
 
     /// The same pass over a test's code (`test`): generic rules are off,
     /// as in lenient mode, and a value that reads as words is a fixture
     /// (they are written there on purpose).
-    pub(crate) fn over_tests(self, test: bool) -> Self {
+    pub fn over_tests(self, test: bool) -> Self {
         Self { mode: self.mode.over_tests(test), ..self }
     }
 
     /// The same pass judging regions that name their file as that file
     /// (`regions`; see [`crate::support::regions`]).
-    pub(crate) fn over_regions(self, regions: bool) -> Self {
+    pub fn over_regions(self, regions: bool) -> Self {
         Self { mode: Mode { regions, ..self.mode }, ..self }
     }
 
     /// The same pass over JSON text (`json`) or other text: in JSON, a
     /// span never splits a backslash escape.
-    pub(crate) fn over_json(self, json: bool) -> Self {
+    pub fn over_json(self, json: bool) -> Self {
         Self { mode: Mode { json, ..self.mode }, ..self }
     }
 
     /// Every span to redact in `text`, merged and sorted: the rules'
     /// matches and the pack's own findings.
-    pub(crate) fn spans(&self, text: &str) -> Vec<Span> {
+    pub fn spans(&self, text: &str) -> Vec<Span> {
         self.pack.ruleset.scan_mode(text, &self.pack.detect(text), self.mode)
     }
 
     /// [`Self::spans`], and the byte ranges of the error words in `text`
-    /// (see [`crate::strategies::error_lines::lines_of`]), found by the
+    /// (the pipeline's `strategies/error_lines.rs` reads their lines), found by the
     /// same keyword pass; `None` when they must be found apart.
-    pub(crate) fn spans_and_error_words(&self, text: &str) -> (Vec<Span>, Option<Vec<std::ops::Range<usize>>>) {
+    pub fn spans_and_error_words(&self, text: &str) -> (Vec<Span>, Option<Vec<std::ops::Range<usize>>>) {
         self.pack.ruleset.scan_mode_errors(text, &self.pack.detect(text), self.mode)
     }
 
     /// `text` with its secrets replaced, and with `defang` the
     /// look-alikes of the pipeline's markup outside them made harmless
     /// too; replacements are added to `counts`.
-    pub(crate) fn redact(&self, text: &str, defang: bool, counts: &mut Counts) -> Redacted {
+    pub fn redact(&self, text: &str, defang: bool, counts: &mut Counts) -> Redacted {
         self.redact_joined(text, None, defang, counts)
     }
 
@@ -119,7 +119,7 @@ impl<'p> Pass<'p> {
     /// drained the middle between them): a match across the join is split
     /// there into two replacements, so the drained middle sits between
     /// them and every position on either side maps back to its own side.
-    pub(crate) fn redact_joined(&self, text: &str, join: Option<usize>, defang: bool, counts: &mut Counts) -> Redacted {
+    pub fn redact_joined(&self, text: &str, join: Option<usize>, defang: bool, counts: &mut Counts) -> Redacted {
         let mut spans = self.spans(text);
         if let Some(at) = join {
             if let Some(i) = spans.iter().position(|s| s.start < at && at < s.end) {
@@ -142,21 +142,21 @@ impl<'p> Pass<'p> {
     }
 
     /// [`Self::redact`] without defanging, keeping the text only.
-    pub(crate) fn redact_text(&self, text: &str, counts: &mut Counts) -> String {
+    pub fn redact_text(&self, text: &str, counts: &mut Counts) -> String {
         self.redact(text, false, counts).text
     }
 
     /// The final pass over a rendered text: [`Self::redact_text`], except
     /// that a span overlapping the pipeline's own markup (a marker, the
-    /// boundary, a `[REDACTED:…]`, see [`markup::spans`]) is dropped, so no
+    /// boundary, a `[REDACTED:…]`, see [`lexicon::spans`]) is dropped, so no
     /// rule or pack finding rewrites it. Returns the text and how many
     /// spans were dropped. Caller text that markup carries (tool name,
     /// content type, call id) was redacted before it went in.
-    pub(crate) fn redact_final(&self, text: &str, counts: &mut Counts) -> (String, u32) {
+    pub fn redact_final(&self, text: &str, counts: &mut Counts) -> (String, u32) {
         let mut spans = self.spans(text);
         let before = spans.len();
         if before > 0 {
-            let markup = markup::spans(text);
+            let markup = lexicon::spans(text);
             // Both lists are sorted by start and markup spans are disjoint.
             spans.retain(|s| {
                 let k = markup.partition_point(|m| m.1 <= s.start);
@@ -170,13 +170,13 @@ impl<'p> Pass<'p> {
 
     /// Redacts every string of a JSON value, keys included (MCP
     /// structured content and resource links).
-    pub(crate) fn redact_json(&self, v: &mut Value, counts: &mut Counts) {
+    pub fn redact_json(&self, v: &mut Value, counts: &mut Counts) {
         self.redact_json_keeping(v, "", counts)
     }
 
     /// [`Self::redact_json`], leaving string values equal to `keep` alone
     /// (a placeholder of the pipeline's own; `""` has nothing to redact).
-    pub(crate) fn redact_json_keeping(&self, v: &mut Value, keep: &str, counts: &mut Counts) {
+    pub fn redact_json_keeping(&self, v: &mut Value, keep: &str, counts: &mut Counts) {
         match v {
             Value::String(s) if s == keep => {}
             Value::String(s) => *s = self.redact_text(s, counts),
@@ -193,7 +193,7 @@ impl<'p> Pass<'p> {
     }
 
     /// A rule of the pack that failed to compile on first use.
-    pub(crate) fn error(&self) -> Option<SanitizeError> {
+    pub fn error(&self) -> Option<SanitizeError> {
         self.pack.ruleset.error().map(SanitizeError::InvalidPack)
     }
 }

@@ -83,14 +83,14 @@ pub struct CompiledPack {
     /// The platform pack's identity, copied into every record.
     pub platform: PackInfo,
     /// Compiled declarative rules, the platform's first.
-    pub(crate) ruleset: Ruleset,
+    pub ruleset: Ruleset,
     /// The merged declarative data: per-tool budgets, lenient tools (the
     /// platform's), path roots.
-    pub(crate) rules: RuleSet,
+    pub rules: RuleSet,
     /// Tools whose output the tenant's own generic rules treat leniently.
-    pub(crate) tenant_lenient_tools: Vec<String>,
+    pub tenant_lenient_tools: Vec<String>,
     /// Platform rules turned off for this tenant, sorted.
-    pub(crate) relaxed: Vec<String>,
+    pub relaxed: Vec<String>,
     /// Sources whose `detect` does something (at most two).
     detectors: Vec<Box<dyn RuleSource>>,
 }
@@ -164,17 +164,17 @@ impl CompiledPack {
     }
 
     /// Whether a successful result of `tool` is scrubbed as an error's is.
-    pub(crate) fn scrub_tool(&self, tool: &str) -> bool {
+    pub fn scrub_tool(&self, tool: &str) -> bool {
         self.rules.scrub_tools.iter().any(|t| t == tool || t == "*")
     }
 
     /// Whether the results of `tool` have personal data redacted.
-    pub(crate) fn pii_tool(&self, tool: &str) -> bool {
+    pub fn pii_tool(&self, tool: &str) -> bool {
         self.rules.pii_tools.iter().any(|t| t == tool || t == "*")
     }
 
     /// Whether the tenant's own generic rules are lenient for `tool`.
-    pub(crate) fn tenant_lenient(&self, tool: &str) -> bool {
+    pub fn tenant_lenient(&self, tool: &str) -> bool {
         self.tenant_lenient_tools.iter().any(|t| t == tool)
     }
 
@@ -213,7 +213,7 @@ impl CompiledPack {
 }
 
 /// A rule set with nothing in it.
-pub(crate) fn empty_rule_set() -> RuleSet {
+pub fn empty_rule_set() -> RuleSet {
     RuleSet {
         rules: Vec::new(),
         allow_regexes: Vec::new(),
@@ -313,19 +313,21 @@ fn merge(mut p: RuleSet, t: RuleSet) -> Merged {
     Merged { rules: p, tenant_from, tenant_lenient_tools: t.lenient_tools, relaxed }
 }
 
-/// Packs for unit tests.
-#[cfg(test)]
-pub(crate) mod fixtures {
+/// Packs for unit tests (here, and the pipeline's with the `fixtures`
+/// feature).
+#[cfg(any(test, feature = "fixtures"))]
+#[doc(hidden)]
+pub mod fixtures {
     use super::{CompiledPack, StaticRules};
     use crate::pack_api::{PackInfo, Rule, RuleSet};
 
     /// A rule set of `rules` and nothing else.
-    pub(crate) fn rule_set(rules: Vec<Rule>) -> RuleSet {
+    pub fn rule_set(rules: Vec<Rule>) -> RuleSet {
         RuleSet { rules, ..super::empty_rule_set() }
     }
 
     /// A pack identity.
-    pub(crate) fn info() -> PackInfo {
+    pub fn info() -> PackInfo {
         PackInfo {
             name: "t".into(),
             version: "0".into(),
@@ -336,12 +338,12 @@ pub(crate) mod fixtures {
     }
 
     /// A compiled pack of `rules`.
-    pub(crate) fn pack(rules: Vec<Rule>) -> CompiledPack {
+    pub fn pack(rules: Vec<Rule>) -> CompiledPack {
         CompiledPack::new(Box::new(StaticRules { info: info(), rules: rule_set(rules) })).unwrap()
     }
 
     /// A rule from its TOML-like fields (the rest take their defaults).
-    pub(crate) fn rule(fields: serde_json::Value) -> Rule {
+    pub fn rule(fields: serde_json::Value) -> Rule {
         serde_json::from_value(fields).unwrap()
     }
 }
@@ -494,50 +496,5 @@ mod tests {
         assert_eq!(p.rules.rules.len(), 3);
         assert_eq!(p.info.name, "acme");
         assert_eq!(p.platform.name, "t");
-    }
-
-    /// A pack whose code reports the same spans in every text.
-    struct FixedOffsets;
-
-    impl RuleSource for FixedOffsets {
-        fn info(&self) -> PackInfo {
-            PackInfo { name: "fixed".into(), ..info() }
-        }
-        fn rules(&self) -> RuleSet {
-            rule_set(vec![acme_rule()])
-        }
-        fn has_detect(&self) -> bool {
-            true
-        }
-        fn detect(&self, text: &str) -> Vec<Finding> {
-            (0..text.len() as u32 / 7)
-                .map(|k| Finding { rule_id: "acme".into(), start: k * 7, end: k * 7 + 3 })
-                .filter(|f| text.is_char_boundary(f.start as usize) && text.is_char_boundary(f.end as usize))
-                .collect()
-        }
-    }
-
-    #[test]
-    fn findings_at_fixed_offsets_never_rewrite_the_pipelines_markup() {
-        let p = CompiledPack::layered(Box::new(platform()), Box::new(FixedOffsets)).unwrap();
-        let mut o = crate::options::default_options();
-        o.untrusted = true;
-        o.tool = "fetch".into();
-        o.max_tokens = Some(300);
-        let input: String = (0..400).map(|i| format!("line {i} tok_abcdef123456\n")).collect();
-        let out = crate::pipeline::sanitize(input.as_bytes(), &o, &p).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&out.message).unwrap();
-        let text = v["content"][0]["text"].as_str().unwrap();
-        assert!(text.starts_with("[tool_result name=fetch untrusted=true content_type=text/plain]\n"), "{text}");
-        assert!(text.ends_with("---\n[/tool_result]"), "{text}");
-        let markers: Vec<&str> = text.lines().filter(|l| l.starts_with("[truncated:")).collect();
-        assert!(!markers.is_empty() && markers.iter().all(|m| !m.contains("[REDACTED:acme]")), "{markers:?}");
-        // Every redaction is whole: no marker was cut into.
-        assert_eq!(
-            text.matches("[REDACTED:").count(),
-            text.matches("[REDACTED:tok]").count() + text.matches("[REDACTED:acme]").count()
-        );
-        assert!(!text.contains("DACTED:tok]DA") && !text.contains("]DACTED"), "{text}");
-        assert!(out.record.markup_kept > 0);
     }
 }

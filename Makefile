@@ -16,7 +16,7 @@ CORE      := target/$(WASM_TARGET)/release/result_sanitizer_pipeline.wasm
 BIN       := target/release/result-sanitizer
 SHARED    ?= $(abspath ../shared)
 
-.PHONY: all build wasm-target components js-host test-packs mcp-deps docker-gateway-check lint demo test test-rust test-js test-go test-python edge edge-http edge-worker edge-test edge-bench wasmtime-cli fuzz cargo-fuzz vectors bench precision clean
+.PHONY: all build wasm-target components js-host test-packs mcp-deps redis-deps docker-gateway-check lint demo test test-rust test-js test-go test-python edge edge-http edge-worker edge-test edge-bench wasmtime-cli fuzz cargo-fuzz vectors bench precision clean
 
 all: build
 
@@ -87,6 +87,15 @@ $(MCP_VENV): tests/mcp/requirements.txt
 	python3 -m venv target/mcp-venv
 	target/mcp-venv/bin/python -m pip install -q --disable-pip-version-check -r tests/mcp/requirements.txt
 	touch $@
+
+# The shared recall store's tests (cli/tests/redis_store.rs) start the real
+# Redis server (Debian's redis-server) on a free loopback port: installed
+# here when it is not on PATH (apt-get, as root or through sudo).
+redis-deps:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq redis-server >/dev/null; } && \
+	  command -v redis-server >/dev/null 2>&1 || { echo "error: redis-server is not installed and apt-get could not install it" >&2; exit 1; }
 
 # result-sanitizer as Docker's MCP Gateway's after-interceptor, and in front
 # of it (docs/mcp-proxy.md). Not in `make test`: the Go module proxy does
@@ -190,7 +199,7 @@ precision: build $(GITLEAKS)
 	@echo
 	target/release/examples/precision_shell --gitleaks $(GITLEAKS) --repos $(PRECISION_REPOS) $(PRECISION_SHELL_FLAGS)
 
-test-rust: build mcp-deps
+test-rust: build mcp-deps redis-deps
 	@$(MAKE) --no-print-directory test-packs
 	$(CARGO) test --release --workspace
 

@@ -25,6 +25,15 @@ pub(crate) struct McpOpts {
     /// Name of the added recall tool (default read_truncated_output).
     #[arg(long)]
     pub(crate) recall_tool: Option<String>,
+    /// Where kept results go: memory (the default) or
+    /// redis://HOST:PORT[/DB], shared by replicas, sealed with the key of
+    /// --recall-key-file or RESULT_SANITIZER_RECALL_KEY.
+    #[arg(long, value_name = "memory|URL")]
+    pub(crate) recall_store: Option<String>,
+    /// The shared recall store's key: a file of at least 32 bytes (e.g.
+    /// `openssl rand -hex 32`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) recall_key_file: Option<PathBuf>,
     /// A tools/call whose arguments hold a [REDACTED:...] placeholder or a
     /// [truncated: ...] marker: refuse (answer it with an error result; the
     /// default) or pass.
@@ -78,6 +87,12 @@ pub(crate) fn mcp(mo: &McpOpts, command: &[String]) -> Result<i32, Error> {
         result_sanitizer_mcp::config::check_tool_name(name)
             .map_err(|e| Error::InvalidOptions(format!("--recall-tool {e}")))?;
         config.recall.tool = name.clone();
+    }
+    if let Some(url) = &mo.recall_store {
+        config.recall.store = Some(url.clone());
+    }
+    if let Some(p) = &mo.recall_key_file {
+        config.recall.key_file = Some(p.clone());
     }
     if let Some(p) = &mo.placeholder_arguments {
         config.guard.placeholder_arguments = p.parse().map_err(Error::InvalidOptions)?;

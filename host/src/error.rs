@@ -86,4 +86,7 @@ pub enum RecallError {
     /// The id is already in use by a kept output.
     #[error("an output is already kept under this call id")]
     Duplicate,
+    /// The shared store (Redis) cannot be reached now.
+    #[error("the shared recall store cannot be reached now; try again later")]
+    Unavailable,
 }

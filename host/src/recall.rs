@@ -15,6 +15,10 @@
 //! named by the sha256 of the call id. A recall of an id that was never
 //! kept, has expired, was evicted, or belongs to another tenant is an
 //! explicit [`RecallError`].
+//!
+//! With the `redis` feature, a store can instead keep its entries in Redis,
+//! shared by several hosts, sealed with a key of the host's
+//! configuration ([`shared`]); the callers do not change.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -25,6 +29,11 @@ use crate::api;
 use crate::engine::{LoadedPack, Sanitizer};
 use crate::error::{Error, Result};
 use crate::io::read_head_tail;
+
+#[cfg(feature = "redis")]
+pub mod shared;
+#[cfg(feature = "redis")]
+pub use shared::{RedisConfig, StoreKey};
 
 /// How a store keeps outputs.
 #[derive(Clone, Debug)]
@@ -37,11 +46,22 @@ pub struct StoreConfig {
     pub max_item_bytes: usize,
     /// Keep outputs in files here (created 0700) instead of memory.
     pub dir: Option<PathBuf>,
+    /// Keep outputs in Redis, sealed, instead (the total is then bounded
+    /// by Redis's `maxmemory`, not `max_total_bytes`).
+    #[cfg(feature = "redis")]
+    pub redis: Option<RedisConfig>,
 }
 
 impl Default for StoreConfig {
     fn default() -> Self {
-        Self { ttl: Duration::from_secs(15 * 60), max_total_bytes: 256 << 20, max_item_bytes: 16 << 20, dir: None }
+        Self {
+            ttl: Duration::from_secs(15 * 60),
+            max_total_bytes: 256 << 20,
+            max_item_bytes: 16 << 20,
+            dir: None,
+            #[cfg(feature = "redis")]
+            redis: None,
+        }
     }
 }
 
@@ -54,6 +74,7 @@ enum Data {
 
 struct Entry {
     tenant: String,
+    meta: String,
     size: usize,
     expires: Instant,
     data: Data,
@@ -75,6 +96,8 @@ struct Inner {
 pub struct OutputStore {
     cfg: StoreConfig,
     inner: Mutex<Inner>,
+    #[cfg(feature = "redis")]
+    redis: Option<shared::Redis>,
 }
 
 /// A kept output handed back for a recall.
@@ -84,9 +107,35 @@ pub struct Kept {
     pub bytes: Arc<Vec<u8>>,
     /// Whether its first result was cut.
     pub truncated: bool,
+    /// What the caller kept with it ([`OutputStore::put_with`]).
+    pub meta: String,
 }
 
 const GONE_MAX: usize = 100_000;
+
+impl Kept {
+    /// The tool, content type and input kind an output was kept with
+    /// ([`kept_meta`]), if its meta says.
+    pub fn origin(&self) -> Option<(String, Option<String>, api::InputKind)> {
+        let v: serde_json::Value = serde_json::from_str(&self.meta).ok()?;
+        let input = match v.get("input")?.as_str()? {
+            "raw" => api::InputKind::Raw,
+            _ => api::InputKind::Mcp,
+        };
+        let ct = v.get("content_type").and_then(serde_json::Value::as_str).map(str::to_string);
+        Some((v.get("tool")?.as_str()?.to_string(), ct, input))
+    }
+}
+
+/// The meta a kept output carries so that any host can recall it: the
+/// options' tool, content type and input kind (read by [`Kept::origin`]).
+pub fn kept_meta(o: &api::Options) -> String {
+    let input = match o.input {
+        api::InputKind::Raw => "raw",
+        api::InputKind::Mcp => "mcp",
+    };
+    serde_json::json!({ "tool": o.tool, "content_type": o.content_type, "input": input }).to_string()
+}
 
 impl OutputStore {
     /// A store with `cfg`; creates the directory for a disk store.
@@ -99,13 +148,48 @@ impl OutputStore {
                 std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))?;
             }
         }
-        Ok(Self { cfg, inner: Mutex::new(Inner::default()) })
+        #[cfg(feature = "redis")]
+        let redis = cfg.redis.as_ref().map(|r| shared::Redis::new(r, cfg.ttl)).transpose()?;
+        Ok(Self {
+            cfg,
+            inner: Mutex::new(Inner::default()),
+            #[cfg(feature = "redis")]
+            redis,
+        })
+    }
+
+    /// Whether entries are kept outside this process (Redis).
+    pub fn is_shared(&self) -> bool {
+        #[cfg(feature = "redis")]
+        if self.redis.is_some() {
+            return true;
+        }
+        false
     }
 
     /// Keeps `bytes` (up to `max_item_bytes`) for `tenant` under
     /// `call_id`; returns how many bytes are kept.
     pub fn put(&self, tenant: &str, call_id: &str, bytes: &[u8]) -> Result<u64, crate::Error> {
+        self.put_with(tenant, call_id, bytes, "")
+    }
+
+    /// [`Self::put`], with `meta` kept beside the bytes (what a recall
+    /// needs to know of the output, for a host that did not keep it). A
+    /// shared store that cannot be reached keeps nothing (0 bytes kept: the
+    /// markers then say the rest is not kept).
+    pub fn put_with(&self, tenant: &str, call_id: &str, bytes: &[u8], meta: &str) -> Result<u64, crate::Error> {
         let keep = &bytes[..bytes.len().min(self.cfg.max_item_bytes)];
+        #[cfg(feature = "redis")]
+        if let Some(r) = &self.redis {
+            if keep.len() > self.cfg.max_total_bytes {
+                return Ok(0);
+            }
+            return match r.put(tenant, call_id, meta, keep)? {
+                shared::Put::Kept => Ok(keep.len() as u64),
+                shared::Put::Duplicate => Err(RecallError::Duplicate.into()),
+                shared::Put::Unavailable => Ok(0),
+            };
+        }
         let mut g = self.inner.lock().expect("store lock");
         self.expire(&mut g);
         if let Some(e) = g.entries.get(call_id) {
@@ -128,6 +212,7 @@ impl OutputStore {
         };
         let entry = Entry {
             tenant: tenant.into(),
+            meta: meta.into(),
             size: keep.len(),
             expires: Instant::now() + self.cfg.ttl,
             data,
@@ -140,8 +225,16 @@ impl OutputStore {
         Ok(keep.len() as u64)
     }
 
-    /// Notes whether the first result of `call_id` was cut.
-    pub fn set_truncated(&self, call_id: &str, truncated: bool) {
+    /// Notes whether the first result of `tenant`'s `call_id` was cut.
+    pub fn set_truncated(&self, tenant: &str, call_id: &str, truncated: bool) {
+        #[cfg(feature = "redis")]
+        if let Some(r) = &self.redis {
+            if truncated {
+                r.set_truncated(tenant, call_id);
+            }
+            return;
+        }
+        let _ = tenant;
         if let Some(e) = self.inner.lock().expect("store lock").entries.get_mut(call_id) {
             e.truncated = truncated;
         }
@@ -149,6 +242,11 @@ impl OutputStore {
 
     /// The output kept for `tenant` under `call_id`.
     pub fn get(&self, tenant: &str, call_id: &str) -> Result<Kept, crate::Error> {
+        #[cfg(feature = "redis")]
+        if let Some(r) = &self.redis {
+            let (meta, bytes, truncated) = r.get(tenant, call_id)?;
+            return Ok(Kept { bytes: Arc::new(bytes), truncated, meta });
+        }
         let mut g = self.inner.lock().expect("store lock");
         self.expire(&mut g);
         let Some(e) = g.entries.get(call_id) else {
@@ -161,7 +259,7 @@ impl OutputStore {
             Data::Memory(b) => b.clone(),
             Data::Disk(p) => Arc::new(std::fs::read(p)?),
         };
-        Ok(Kept { bytes, truncated: e.truncated })
+        Ok(Kept { bytes, truncated: e.truncated, meta: e.meta.clone() })
     }
 
     /// The most bytes kept of one output.
@@ -169,7 +267,7 @@ impl OutputStore {
         self.cfg.max_item_bytes
     }
 
-    /// Bytes kept over all entries.
+    /// Bytes kept over all entries (in this process: 0 for a shared store).
     pub fn total_bytes(&self) -> usize {
         self.inner.lock().expect("store lock").total
     }
@@ -220,7 +318,7 @@ impl Sanitizer {
         if opts.call_id.is_empty() {
             return Err(Error::InvalidOptions("keeping an output for recall needs a call id".into()));
         }
-        let kept = store.put(tenant, &opts.call_id, input)?;
+        let kept = store.put_with(tenant, &opts.call_id, input, &kept_meta(opts))?;
         let mut o = opts.clone();
         o.recall_bytes = (kept > 0).then_some(kept);
         // A long output is read as any other (head + tail, the middle
@@ -235,7 +333,7 @@ impl Sanitizer {
             input
         };
         let out = self.sanitize_with(pack, input, &o)?;
-        store.set_truncated(&opts.call_id, out.record.truncated);
+        store.set_truncated(tenant, &opts.call_id, out.record.truncated);
         Ok(out)
     }
 
@@ -252,6 +350,18 @@ impl Sanitizer {
         opts: &api::Options,
     ) -> Result<api::Sanitized> {
         let kept = store.get(tenant, call_id)?;
+        self.recall_kept(pack, &kept, call_id, slice, opts)
+    }
+
+    /// [`Self::recall`] of an output already read from its store.
+    pub fn recall_kept(
+        &self,
+        pack: &LoadedPack,
+        kept: &Kept,
+        call_id: &str,
+        slice: api::Slice,
+        opts: &api::Options,
+    ) -> Result<api::Sanitized> {
         let mut o = opts.clone();
         o.call_id = call_id.into();
         o.slice = Some(slice);

@@ -17,6 +17,8 @@
 //! ttl_seconds = 900
 //! max_total_bytes = 268435456   # all sessions together
 //! max_item_bytes = 16777216
+//! store = "redis://127.0.0.1:6379/0"   # --recall-store; default: memory
+//! key_file = "/etc/rs/recall.key"      # --recall-key-file; else $RESULT_SANITIZER_RECALL_KEY
 //!
 //! [guard]
 //! placeholder_arguments = "refuse"  # or "pass"; --placeholder-arguments
@@ -31,12 +33,18 @@
 //! per-tool budgets, then the defaults, as for `sanitize`.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
 
 use result_sanitizer_host::api::Options;
-use result_sanitizer_host::recall::StoreConfig;
+use result_sanitizer_host::recall::{RedisConfig, StoreConfig, StoreKey};
+
+/// The environment variable that holds the shared store's key when no key
+/// file is given.
+pub const RECALL_KEY_ENV: &str = "RESULT_SANITIZER_RECALL_KEY";
 
 /// Options of one tool (or of all, `[defaults]`).
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -73,6 +81,12 @@ pub struct RecallConfig {
     pub max_total_bytes: usize,
     /// Most bytes kept of one result.
     pub max_item_bytes: usize,
+    /// Where results are kept: `memory` (the default) or
+    /// `redis://HOST:PORT[/DB]`, shared by replicas.
+    pub store: Option<String>,
+    /// The file holding the shared store's key (at least 32 bytes); else
+    /// the variable [`RECALL_KEY_ENV`].
+    pub key_file: Option<PathBuf>,
 }
 
 impl Default for RecallConfig {
@@ -84,19 +98,46 @@ impl Default for RecallConfig {
             ttl_seconds: s.ttl.as_secs(),
             max_total_bytes: s.max_total_bytes,
             max_item_bytes: s.max_item_bytes,
+            store: None,
+            key_file: None,
         }
     }
 }
 
 impl RecallConfig {
-    /// The output store's configuration (in memory).
-    pub fn store(&self) -> StoreConfig {
-        StoreConfig {
+    /// The output store's configuration: in memory, or in Redis with the
+    /// key from `key_file` or [`RECALL_KEY_ENV`] (refused without one: the
+    /// results would leave the process unsealed).
+    pub fn store(&self) -> Result<StoreConfig, result_sanitizer_host::Error> {
+        let bad = |m: String| result_sanitizer_host::Error::InvalidOptions(m);
+        let redis = match self.store.as_deref() {
+            None | Some("memory") => None,
+            Some(url) if url.starts_with("redis://") => {
+                let secret = match &self.key_file {
+                    Some(p) => {
+                        std::fs::read(p).map_err(|e| bad(format!("the recall key file {}: {e}", p.display())))?
+                    }
+                    None => std::env::var(RECALL_KEY_ENV).map(String::into_bytes).map_err(|_| {
+                        bad(format!(
+                            "a Redis recall store needs a key: --recall-key-file FILE (recall.key_file) or \
+                             {RECALL_KEY_ENV}; results are sealed with it before they leave the process"
+                        ))
+                    })?,
+                };
+                Some(RedisConfig { url: url.into(), key: Arc::new(StoreKey::from_secret(&secret).map_err(bad)?) })
+            }
+            Some(other) => {
+                let shown = other.split('@').next_back().unwrap_or_default();
+                return Err(bad(format!("recall store `{shown}`: `memory` or redis://HOST:PORT[/DB]")));
+            }
+        };
+        Ok(StoreConfig {
             ttl: Duration::from_secs(self.ttl_seconds),
             max_total_bytes: self.max_total_bytes,
             max_item_bytes: self.max_item_bytes,
             dir: None,
-        }
+            redis,
+        })
     }
 }
 

@@ -16,6 +16,11 @@
 //!   away without `DELETE` does not hold its slot and server for good.
 //! * `Origin`, when sent, must be a loopback host (DNS rebinding);
 //!   `MCP-Protocol-Version`, when sent, must be one this proxy speaks.
+//! * With a shared recall store (Redis), a session id carries a tag made
+//!   with the store's key, and the client's `initialize` is kept (sealed)
+//!   in the store: a replica that is sent a POST for a session it does not
+//!   have takes it up when the tag checks out ([`adopt`]), with a server of
+//!   its own to which it replays that `initialize`.
 //!
 //! tiny_http buffers a body of unknown length, which would hold SSE
 //! events back; streams are therefore written on the request's raw
@@ -91,6 +96,9 @@ impl HttpSession {
         let response_id =
             v.as_ref().filter(|m| m.get("method").is_none()).and_then(|m| m.get("id")).map(Value::to_string);
         if let Some(id) = response_id {
+            if id == ADOPT_ID_JSON && !self.waiters.lock().expect("waiters lock").contains_key(&id) {
+                return; // the answer to a replayed initialize, late
+            }
             if let Some(tx) = self.waiters.lock().expect("waiters lock").remove(&id) {
                 let _ = tx.send(msg);
                 return;
@@ -293,6 +301,8 @@ fn handle(st: &State, req: Request) {
     }
     let sid = header(&req, "MCP-Session-Id").map(str::to_string);
     let used = sid.as_ref().and_then(|id| st.sessions.lock().expect("sessions lock").by_id.get(id).map(InUse::take));
+    // Another replica's session (shared store): taken up here.
+    let used = used.or_else(|| sid.as_deref().filter(|_| *req.method() != Method::Delete).and_then(|id| adopt(st, id)));
     if sid.is_some() && used.as_ref().is_none_or(|u| !u.0.alive.load(Ordering::SeqCst)) {
         return plain(req, 404, "not found: no such session");
     }
@@ -306,6 +316,7 @@ fn handle(st: &State, req: Request) {
         Method::Delete => match session {
             Some(s) => {
                 end_session(st, &s);
+                mark_ended(st, &s);
                 plain(req, 200, "")
             }
             None => plain(req, 400, "bad request: MCP-Session-Id is required"),
@@ -345,7 +356,7 @@ fn post(st: &State, mut req: Request, session: Option<Arc<HttpSession>>) {
     // A new session is in use until this request ends (`_in_use` drops).
     let (s, new_id, _in_use) = match (session, is_init) {
         (Some(s), _) => (s, None, None),
-        (None, true) => match start_session(st) {
+        (None, true) => match start_session(st, None) {
             Ok(Some((id, u))) => (u.0.clone(), Some(id), Some(u)),
             Ok(None) => {
                 let n = st.max_sessions;
@@ -365,6 +376,9 @@ fn post(st: &State, mut req: Request, session: Option<Arc<HttpSession>>) {
         for id in &ids {
             w.insert(id.clone(), tx.clone());
         }
+    }
+    if new_id.is_some() {
+        keep_initialize(st, &s, &msgs);
     }
     match s.session.from_client(&body) {
         FromClient::Forward => {
@@ -403,10 +417,15 @@ fn post(st: &State, mut req: Request, session: Option<Arc<HttpSession>>) {
 }
 
 /// A new session and its server, in use by the request that started it,
-/// or `None` when `max_sessions` are open.
-fn start_session(st: &State) -> Result<Option<(String, InUse)>> {
+/// or `None` when `max_sessions` are open. With `id` (a session taken
+/// up) that is open already: that one, and an empty id.
+fn start_session(st: &State, id: Option<String>) -> Result<Option<(String, InUse)>> {
     {
         let mut open = st.sessions.lock().expect("sessions lock");
+        // Taken up by a request at the same time.
+        if let Some(s) = id.as_ref().and_then(|id| open.by_id.get(id)) {
+            return Ok(Some((String::new(), InUse::take(s))));
+        }
         if open.by_id.len() + open.starting >= st.max_sessions {
             return Ok(None);
         }
@@ -414,7 +433,7 @@ fn start_session(st: &State) -> Result<Option<(String, InUse)>> {
     }
     // Gives the slot back if starting fails or panics.
     let slot = Starting(&st.sessions);
-    let (id, s) = new_session(st)?;
+    let (id, s) = new_session(st, id)?;
     let mut open = st.sessions.lock().expect("sessions lock");
     std::mem::forget(slot);
     open.starting -= 1;
@@ -441,9 +460,11 @@ impl Drop for Starting<'_> {
 }
 
 /// Starts a session's server, and the thread that reads it.
-fn new_session(st: &State) -> Result<(String, Arc<HttpSession>)> {
-    let key = result_sanitizer_host::report::random_key()?;
-    let id: String = key.iter().take(16).map(|b| format!("{b:02x}")).collect();
+fn new_session(st: &State, id: Option<String>) -> Result<(String, Arc<HttpSession>)> {
+    let id = match id {
+        Some(id) => id,
+        None => fresh_id(&st.proxy)?,
+    };
     let cap = st.proxy.max_message_bytes;
     let backend = st.spawner.spawn(&st.upstream, cap)?;
     let stdout = backend.output;
@@ -594,4 +615,94 @@ fn json_reply(req: Request, new_id: Option<&str>, rx: &Receiver<Vec<u8>>, n: usi
         resp = resp.with_header(Header::from_bytes("Mcp-Session-Id", id).expect("header"));
     }
     let _ = req.respond(resp);
+}
+
+/// The id of the `initialize` a replica replays when it takes a session up
+/// (as JSON text), and its kept copy's name in the store.
+const ADOPT_ID: &str = "result-sanitizer-adopt";
+const ADOPT_ID_JSON: &str = "\"result-sanitizer-adopt\"";
+const INIT_KEPT: &str = "initialize";
+const ENDED_KEPT: &str = "ended";
+/// How long a replica waits for its server to answer the replayed
+/// `initialize`.
+const ADOPT_WAIT: Duration = Duration::from_secs(30);
+
+/// A new session id: 32 random hex digits; with a shared store, 32 more:
+/// the store key's tag of the first, so any replica holding the key can
+/// tell an id it drew from a guessed one.
+fn fresh_id(proxy: &Proxy) -> Result<String> {
+    let hex = result_sanitizer_host::digest::hex;
+    let mut id = hex(&result_sanitizer_host::report::random_key()?[..16]);
+    if let Some(k) = &proxy.shared_key {
+        let tag = k.tag("mcp-session-id", &[id.as_bytes()]);
+        id.push_str(&hex(&tag[..16]));
+    }
+    Ok(id)
+}
+
+/// Whether `id` was drawn by a replica holding the shared store's key.
+fn tagged(proxy: &Proxy, id: &str) -> bool {
+    let Some(k) = &proxy.shared_key else { return false };
+    if id.len() != 64 || !id.is_ascii() {
+        return false;
+    }
+    let want = result_sanitizer_host::digest::hex(&k.tag("mcp-session-id", &[&id.as_bytes()[..32]])[..16]);
+    want.bytes().zip(id[32..].bytes()).fold(0u8, |d, (a, b)| d | (a ^ b)) == 0
+}
+
+/// Keeps a new session's `initialize` (sealed) in the shared store, for a
+/// replica that takes the session up.
+fn keep_initialize(st: &State, s: &HttpSession, msgs: &[&Value]) {
+    if !st.proxy.store.is_shared() {
+        return;
+    }
+    if let Some(init) = msgs.iter().find(|m| m.get("method").and_then(Value::as_str) == Some("initialize")) {
+        let _ = st.proxy.store.put(s.session.tenant(), INIT_KEPT, init.to_string().as_bytes());
+    }
+}
+
+/// Notes in the shared store that the client ended the session
+/// (`DELETE`): no replica takes it up after that.
+fn mark_ended(st: &State, s: &HttpSession) {
+    if st.proxy.store.is_shared() {
+        let _ = st.proxy.store.put(s.session.tenant(), ENDED_KEPT, b"");
+    }
+}
+
+/// Takes up a session another replica started (its id tagged with the
+/// shared key): a session of this replica under the same id, so the same
+/// tenant in the store, with a server of its own, to which the client's
+/// `initialize` kept in the store is replayed (its answer dropped), then
+/// `notifications/initialized`. `None` when the id is not tagged, its
+/// `initialize` is not kept (expired, or the store cannot be reached), the
+/// client ended it, no slot is free, or the server does not start.
+fn adopt(st: &State, id: &str) -> Option<InUse> {
+    if !tagged(&st.proxy, id) {
+        return None;
+    }
+    let store = &st.proxy.store;
+    let init = store.get(id, INIT_KEPT).ok().and_then(|k| serde_json::from_slice::<Value>(&k.bytes).ok())?;
+    if store.get(id, ENDED_KEPT).is_ok() {
+        return None;
+    }
+    let (new_id, used) = start_session(st, Some(id.to_string())).ok().flatten()?;
+    if new_id.is_empty() {
+        return Some(used); // taken up by a request at the same time
+    }
+    let s = used.0.clone();
+    let mut m = init;
+    m["id"] = ADOPT_ID.into();
+    let line = m.to_string().into_bytes();
+    let (tx, rx) = channel();
+    s.waiters.lock().expect("waiters lock").insert(ADOPT_ID_JSON.into(), tx);
+    if let FromClient::Forward = s.session.from_client(&line) {
+        s.to_server(&line);
+    }
+    let answered = rx.recv_timeout(ADOPT_WAIT).is_ok();
+    s.waiters.lock().expect("waiters lock").remove(ADOPT_ID_JSON);
+    if answered {
+        s.to_server(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    }
+    tracing::info!(target: "result_sanitizer::mcp", "took up a session of another replica (its server answered the replayed initialize: {answered})");
+    Some(used)
 }

@@ -100,6 +100,11 @@ pub struct Proxy {
     pub(crate) max_message_bytes: usize,
     /// Call ids of kept results, unique over the proxy's sessions.
     pub(crate) next_call: std::sync::atomic::AtomicU64,
+    /// A random part of every call id, so that ids are unique over the
+    /// replicas sharing a store too.
+    pub(crate) call_prefix: String,
+    /// The shared store's key (Redis): session ids are tagged with it.
+    pub(crate) shared_key: Option<Arc<result_sanitizer_host::recall::StoreKey>>,
     /// Tool calls refused for a placeholder in their arguments.
     pub(crate) placeholder_refusals: std::sync::atomic::AtomicU64,
     /// What it did to each tool's results, exported ([`telemetry`]).
@@ -116,7 +121,11 @@ impl Proxy {
         config: ProxyConfig,
         max_message_bytes: usize,
     ) -> result_sanitizer_host::Result<Self> {
-        let store = OutputStore::new(config.recall.store())?;
+        let store_config = config.recall.store()?;
+        let shared_key = store_config.redis.as_ref().map(|r| r.key.clone());
+        let store = OutputStore::new(store_config)?;
+        let call_prefix =
+            result_sanitizer_host::report::random_key()?[..6].iter().map(|b| format!("{b:02x}")).collect();
         Ok(Self {
             sanitizer,
             pack,
@@ -125,6 +134,8 @@ impl Proxy {
             store,
             max_message_bytes,
             next_call: 1.into(),
+            call_prefix,
+            shared_key,
             placeholder_refusals: 0.into(),
             telemetry: telemetry::Telemetry::new(None).expect("no exporter to set up"),
         })

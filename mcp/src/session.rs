@@ -23,6 +23,7 @@ use super::rpc::{
 pub use super::rpc::{INTERNAL_ERROR, INVALID_REQUEST, SERVER_GONE};
 use super::Proxy;
 use result_sanitizer_host::api::{InputKind, Options, OutputFormat, OutputSource, Slice, SliceUnit, StructuredFit};
+use result_sanitizer_host::recall::kept_meta;
 
 /// What to do with a message from the client.
 pub enum FromClient {
@@ -91,6 +92,11 @@ impl Session {
             profile: Mutex::default(),
             schemas: Default::default(),
         }
+    }
+
+    /// The session's tenant in the output store.
+    pub fn tenant(&self) -> &str {
+        &self.tenant
     }
 
     /// The proxy this session belongs to.
@@ -203,14 +209,19 @@ impl Session {
             ))
             .to_string();
         };
-        let (tool, code, input) =
-            self.kept.lock().expect("kept lock").get(call_id).cloned().unwrap_or((String::new(), None, InputKind::Mcp));
-        let mut o = self.options(&tool, input);
-        o.call_id = call_id.into();
-        o.content_type = code;
         let p = &self.proxy;
-        match p.sanitizer.recall(&p.pack, &p.store, &self.tenant, call_id, Slice { offset, limit, unit }, &o) {
-            Ok(out) => {
+        // The output's tool and kind: noted here, or kept with it (by
+        // another replica sharing the store).
+        let out = p.store.get(&self.tenant, call_id).and_then(|kept| {
+            let noted = self.kept.lock().expect("kept lock").get(call_id).cloned();
+            let (tool, code, input) = noted.or_else(|| kept.origin()).unwrap_or((String::new(), None, InputKind::Mcp));
+            let mut o = self.options(&tool, input);
+            o.call_id = call_id.into();
+            o.content_type = code;
+            p.sanitizer.recall_kept(&p.pack, &kept, call_id, Slice { offset, limit, unit }, &o).map(|out| (out, tool))
+        });
+        match out {
+            Ok((out, tool)) => {
                 p.telemetry.recall(&tool);
                 out.message
             }
@@ -374,7 +385,8 @@ impl Session {
     /// A fresh call id for a result kept for recall, noted with its tool.
     fn keep_id(&self, tool: &str, code: Option<String>, input: InputKind) -> String {
         // Unique in the proxy: the store is shared by its sessions.
-        let id = format!("call_{}", self.proxy.next_call.fetch_add(1, Ordering::Relaxed));
+        // The random part: unique over replicas sharing a store.
+        let id = format!("call_{}_{}", self.proxy.call_prefix, self.proxy.next_call.fetch_add(1, Ordering::Relaxed));
         self.kept.lock().expect("kept lock").insert(id.clone(), (tool.into(), code, input));
         id
     }
@@ -490,10 +502,10 @@ impl Session {
             return p.sanitizer.sanitize_with(&p.pack, bytes, o);
         }
         o.call_id = self.keep_id(tool, code, InputKind::Mcp);
-        let kept = p.store.put(&self.tenant, &o.call_id, blocks)?;
+        let kept = p.store.put_with(&self.tenant, &o.call_id, blocks, &kept_meta(o))?;
         o.recall_bytes = (kept > 0).then_some(kept);
         let out = p.sanitizer.sanitize_with(&p.pack, bytes, o)?;
-        p.store.set_truncated(&o.call_id, out.record.truncated);
+        p.store.set_truncated(&self.tenant, &o.call_id, out.record.truncated);
         Ok(out)
     }
 

@@ -75,7 +75,9 @@ pub fn run(proxy: Arc<Proxy>, upstream: &Upstream) -> Result<i32> {
     let server_out = backend.output;
     let (wait, signal) = (backend.wait, backend.signal);
     let client_out = Out::new(std::io::stdout());
-    let session = Arc::new(Session::new(proxy, "stdio"));
+    // Its own tenant in the store: stdio proxies may share one (Redis).
+    let tenant = format!("stdio-{}", result_sanitizer_host::digest::hex(&result_sanitizer_host::report::random_key()?));
+    let session = Arc::new(Session::new(proxy, &tenant));
     let cap = session.proxy().max_message_bytes;
     let (tx, rx) = channel();
 

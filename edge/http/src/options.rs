@@ -153,6 +153,17 @@ impl Request {
                 "pii-public-ip" => o.pii_public_ip = flag(&k, v)?,
                 "content-type" => o.content_type = Some(v.into()),
                 "file-name" => o.file_name = Some(v.into()),
+                "structured-fit" => {
+                    o.structured_fit = choice(
+                        &k,
+                        v,
+                        &[
+                            ("marked", rs::StructuredFit::Marked),
+                            ("schema", rs::StructuredFit::Schema),
+                            ("omitted", rs::StructuredFit::Omitted),
+                        ],
+                    )?
+                }
                 "drain-limit" => drain_limit = number(&k, v)?,
                 "exit-status" => {
                     exit_status = Some(v.parse().map_err(|_| Problem::options(format!("{k}: expected an integer")))?)

@@ -114,6 +114,7 @@ function sanitizeOptions(url, headers) {
       case 'lenient': o.lenient = flag(k, v); break;
       case 'content-type': o.content_type = v; break;
       case 'file-name': o.file_name = v; break;
+      case 'structured-fit': o.structured_fit = choice(k, v, ['marked', 'schema', 'omitted']); break;
       case 'drain-limit': drainLimit = unsigned(k, v, U64); break;
       case 'exit-status':
         if (!/^[+-]?[0-9]+$/.test(v)) throw invalidOptions(`${k}: expected an integer`);

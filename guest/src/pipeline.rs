@@ -442,23 +442,10 @@ fn binary(
 
 #[cfg(test)]
 mod tests {
-    use crate::pack::fixtures::{info, rule, rule_set};
-    use crate::pack::{CompiledPack, RuleSource, StaticRules};
+    use crate::pack::fixtures::{info, platform, rule, rule_set};
+    use crate::pack::{CompiledPack, RuleSource};
     use crate::pack_api::{Finding, PackInfo, Rule, RuleSet};
     use serde_json::json;
-
-    /// The engine's test platform: a token rule (its own allowlist) and a
-    /// strict-only password rule.
-    fn platform() -> StaticRules {
-        let mut rules = rule_set(vec![
-            rule(json!({"id": "tok", "regex": r"\b(tok_[a-z0-9]{12})\b", "keywords": ["tok_"], "secret_group": 1})),
-            rule(
-                json!({"id": "pw", "regex": r"pw=([a-z0-9]{6,})", "keywords": ["pw="], "secret_group": 1, "strict_only": true}),
-            ),
-        ]);
-        rules.allow_regexes = vec!["^tok_000000000000$".into()];
-        StaticRules { info: info(), rules }
-    }
 
     fn acme_rule() -> Rule {
         rule(json!({"id": "acme", "regex": r"\b(acme_[a-z0-9]{8})\b", "keywords": ["acme_"], "secret_group": 1}))

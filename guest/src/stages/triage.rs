@@ -137,10 +137,15 @@ fn complete_lines(b: &[u8]) -> impl Iterator<Item = &[u8]> {
 fn json_prefix(body: &[u8]) -> bool {
     // The sniffed head may end inside a character.
     let end = std::str::from_utf8(body).map_or_else(|e| e.valid_up_to(), |_| body.len());
-    match serde_json::from_slice::<serde::de::IgnoredAny>(&body[..end]) {
+    let parses = |b: &[u8]| match serde_json::from_slice::<serde::de::IgnoredAny>(b) {
         Ok(_) => true,
         Err(e) => e.is_eof(),
-    }
+    };
+    let b = &body[..end];
+    // A number cut at the window's end (`-`, `1.`, `2e+`) is an invalid
+    // number to serde_json, not an end of input: judge the head without it.
+    let number = b.iter().rev().take_while(|c| matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')).count();
+    parses(b) || (number > 0 && parses(&b[..b.len() - number]))
 }
 
 fn looks_like_json_lines(b: &[u8]) -> bool {
@@ -198,6 +203,9 @@ mod tests {
         // A document's head, cut anywhere (even inside a character), is JSON;
         // a log whose lines start with a bracketed timestamp or level is not.
         assert_eq!(refine("[{\"a\": \"é".as_bytes().split_last().unwrap().1, None), ContentClass::Json);
+        for cut in ["[1, -", "[1.", "[2e", "[2e+", "{\"a\": -1.5E-"] {
+            assert_eq!(refine(cut.as_bytes(), None), ContentClass::Json, "{cut}");
+        }
         assert_eq!(
             refine(b"[2026-12-04T10:00:00Z] INFO up\n[2026-12-04T10:00:01Z] ERROR down\n", None),
             ContentClass::Text

@@ -164,7 +164,7 @@ mod tests {
         for i in 0..30_000 {
             input.extend_from_slice(format!("unit {i} ok\n").as_bytes());
             if i % 500 == 499 {
-                input.extend_from_slice(b"error: failed with tok_abcdefghij0123456789 \xff\n");
+                input.extend_from_slice(b"error: failed with tok_qwhzkrmvtp0123456789 \xff\n");
             }
         }
         let newlines = input.iter().filter(|&&b| b == b'\n').count() as u64;
@@ -209,7 +209,7 @@ mod tests {
             "é",
             "\u{200B}",
             "tok_",
-            "abcdefghij0123456789",
+            "qwhzkrmvtp0123456789",
             "panicked",
             "Traceback",
             "deniedkilled",

@@ -39,7 +39,7 @@ impl Ruleset {
         // (`example`, `xxxx`): a scrubbed SQL literal or an address at
         // example.org goes whatever it holds.
         let global = !(rule.errors_only || rule.pii);
-        if global && self.stopwords().is_some_and(|ac| ac.is_match(secret)) {
+        if global && (self.stopwords().is_some_and(|ac| ac.is_match(secret)) || reads_as_placeholder(secret)) {
             return false;
         }
         if !rule.stopwords.is_empty() {
@@ -119,6 +119,50 @@ pub(super) fn reads_as_fixture(value: &str) -> bool {
     let decoded = percent_decoded(value);
     let value = decoded.as_deref().unwrap_or(value);
     value.len() < WORDLIKE_MIN_LEN || tokenizes_like_words(value)
+}
+
+/// A placeholder's body is at least this long before it is judged.
+const PLACEHOLDER_MIN_LEN: usize = 8;
+/// A run of this many consecutive letters (`abcdefgh`, `AbCdEfGh`) reads
+/// as typed by hand: in a random value over 62 characters it has odds of
+/// about 1 in 3.5e12 per position. Runs of digits are not counted: test
+/// fixtures and tenants' packs are full of `0123456789abcdef` secrets
+/// whose redaction their tests check, and a rule's example is often one.
+const PLACEHOLDER_RUN: usize = 8;
+
+/// Whether `value` is a placeholder written by hand rather than a
+/// generated secret: one character makes half of it or more
+/// (`hvs.xxxxxxxx`, `glc_1111111111`, `AIzaaaaaaaaa`), or it holds a run
+/// of [`PLACEHOLDER_RUN`] consecutive letters (`sk_live_abcdefghijklmnop`). Documentation and test
+/// fixtures are full of both; generated secrets, of any alphabet from hex
+/// up, hold neither (a 40-character hex value's most frequent character is
+/// about an eighth of it). Cost: one pass over the value.
+pub(super) fn reads_as_placeholder(value: &str) -> bool {
+    let b = value.as_bytes();
+    if b.len() < PLACEHOLDER_MIN_LEN {
+        return false;
+    }
+    let mut counts = [0u16; 256];
+    let (mut run, mut prev) = (1usize, 0u8);
+    for (i, &c) in b.iter().enumerate() {
+        counts[c as usize] = counts[c as usize].saturating_add(1);
+        let l = c.to_ascii_lowercase();
+        if i > 0 && l.is_ascii_lowercase() && prev.is_ascii_lowercase() && l == prev + 1 {
+            run += 1;
+            if run >= PLACEHOLDER_RUN {
+                return true;
+            }
+        } else {
+            run = 1;
+        }
+        prev = l;
+    }
+    // Counted over the letters and digits: a prefix's `_` or `-` is not
+    // the body.
+    let alnum = b.iter().filter(|c| c.is_ascii_alphanumeric()).count();
+    let most =
+        counts.iter().enumerate().filter(|(c, _)| (*c as u8).is_ascii_alphanumeric()).map(|(_, n)| *n as usize).max();
+    alnum >= PLACEHOLDER_MIN_LEN && most.is_some_and(|m| 2 * m >= alnum)
 }
 
 /// `value` with its `%XX` escapes decoded, when it has any and the result
@@ -235,6 +279,38 @@ mod tests {
                 alphabet[(*seed % alphabet.len() as u64) as usize] as char
             })
             .collect()
+    }
+
+    #[test]
+    fn hand_typed_placeholders_are_not_secrets() {
+        for v in [
+            "hvs.xxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            "glc_111111111111111111111111111111=",
+            "AIzaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "xoxp-XXXXXXXXXX-XXXXXXXXXX-XXXXXXXXXXX-XXXXXXXXXXXXXXXX",
+            "sk_live_abcdefghijklmnopqrstuvwxyz123456",
+            "prf_test_AbCdEfGhIjKlMnOpQrStUvWxYz123456",
+            "00000000000000000000000000000000000TUVWXYZ",
+        ] {
+            assert!(reads_as_placeholder(v), "{v}");
+        }
+        // Generated values of every common alphabet, and short ones.
+        let mut seed = 0x5eed_u64;
+        for (alphabet, n) in [
+            (&b"0123456789abcdef"[..], 32),
+            (b"0123456789abcdef", 64),
+            (b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16),
+            (b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 40),
+            (b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/", 88),
+            (b"0123456789", 20),
+        ] {
+            for _ in 0..2000 {
+                let v = draw(&mut seed, alphabet, n);
+                assert!(!reads_as_placeholder(&v), "{v}");
+            }
+        }
+        assert!(!reads_as_placeholder("aaaa"));
+        assert!(!reads_as_placeholder("acme_0123456789abcdef0123456789abcdef"));
     }
 
     #[test]

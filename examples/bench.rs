@@ -2,7 +2,9 @@
 //! to its target. Machines here are shared and noisy: compare ratios taken
 //! in the same run, not absolute numbers across runs.
 //!
-//! Usage: `bench [--gitleaks PATH] [--cli PATH] [--quick]`. False alarms
+//! Usage: `bench [--gitleaks PATH] [--cli PATH] [--cli-b PATH] [--quick]`.
+//! `--cli-b` measures a second CLI (another build: before and after a
+//! change) in the same reps as the first, for the redaction table. False alarms
 //! on real code are measured by `precision` (`make precision`).
 
 use std::hash::{Hash, Hasher};
@@ -90,6 +92,7 @@ fn main() {
     let reps = if quick { 3 } else { 5 };
     let cli = arg("--cli").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target/release/result-sanitizer"));
     let gitleaks = arg("--gitleaks").map(PathBuf::from);
+    let cli_b = arg("--cli-b").map(PathBuf::from);
 
     println!(
         "result-sanitizer benchmarks ({} cores; medians of {reps} runs unless noted)\n",
@@ -264,7 +267,7 @@ fn main() {
     // Every rep measures every input with every tool, in turn: on a shared
     // machine, load that comes and goes then weighs on all of them alike,
     // rather than on whichever input or tool ran at that moment.
-    let mut times: Vec<[Vec<Duration>; 3]> = inputs.iter().map(|_| Default::default()).collect();
+    let mut times: Vec<[Vec<Duration>; 4]> = inputs.iter().map(|_| Default::default()).collect();
     let mut found = vec![0; inputs.len()];
     for _ in 0..reps.min(3) {
         for (i, (_, data)) in inputs.iter().enumerate() {
@@ -274,6 +277,9 @@ fn main() {
                 .unwrap();
             times[i][0].push(t.elapsed());
             times[i][1].push(run_process(Command::new(&cli).arg("redact"), data));
+            if let Some(b) = &cli_b {
+                times[i][3].push(run_process(Command::new(b).arg("redact"), data));
+            }
             if let Some(gl) = &gitleaks {
                 times[i][2].push(run_process(&mut gl_cmd(gl), data));
                 // gitleaks keeps both cores busy; without a pause, the other
@@ -284,8 +290,18 @@ fn main() {
         }
     }
     let mut side = Vec::new();
-    for (((label, data), [in_proc, ours, theirs]), found) in inputs.iter().zip(times).zip(found) {
+    for (((label, data), [in_proc, ours, theirs, other]), found) in inputs.iter().zip(times).zip(found) {
         let (in_proc, ours) = (median(in_proc), median(ours));
+        if let (Some(b), false) = (&cli_b, other.is_empty()) {
+            let other = median(other);
+            line(
+                &format!("redact {label}, whole process (--cli-b {})", b.display()),
+                format!("{:.1} MB/s", mbps(data.len(), other)),
+                "",
+                None,
+            );
+            line("  --cli / --cli-b throughput", format!("{:.3}", other.as_secs_f64() / ours.as_secs_f64()), "", None);
+        }
         line(
             &format!("redact {label} {} MB, in process (wasm)", data.len() >> 20),
             format!("{:.1} MB/s, {found} redactions", mbps(data.len(), in_proc)),

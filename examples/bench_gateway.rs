@@ -901,8 +901,8 @@ fn main() {
     }
     if tally.stalled > 0 {
         println!(
-            "  a stall at a restarted replica is tiny_http 0.12's task pool queueing new connections behind live \
-             ones (docs/benchmarks.md, issue #42 section)"
+            "  stalled calls: tiny_http's task pool once queued new connections behind live ones (patched in \
+             third_party/tiny_http; docs/benchmarks.md, issue #42 section)"
         );
     }
     let bad = tally.lost

@@ -178,7 +178,7 @@ PEERS := target/bench/peers
 $(PEERS)/gitleaks.jsonl:
 	python3 tools/peer-samples.py $(PEERS)
 
-bench: build mcp-deps $(GITLEAKS) $(PEERS)/gitleaks.jsonl
+bench: build mcp-deps redis-deps $(GITLEAKS) $(PEERS)/gitleaks.jsonl
 	target/release/examples/bench --gitleaks $(GITLEAKS)
 	@echo
 	@$(MAKE) --no-print-directory $(PY_PKG)
@@ -189,6 +189,8 @@ bench: build mcp-deps $(GITLEAKS) $(PEERS)/gitleaks.jsonl
 	@$(MAKE) --no-print-directory edge-bench
 	@echo
 	target/release/examples/bench_mcp
+	@echo
+	target/release/examples/bench_gateway
 	@echo
 	target/release/examples/precision --gitleaks $(GITLEAKS) $(PRECISION_FLAGS)
 	@echo

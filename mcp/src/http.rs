@@ -239,21 +239,8 @@ pub fn run(proxy: Arc<Proxy>, listen: &str, upstream: &Upstream, limits: Session
 /// a keep-alive client saw about 40 ms added to a JSON answer of a few KiB
 /// (`bench_gateway`, #42).
 fn no_delay(listener: &std::net::TcpListener) {
-    use std::os::fd::AsRawFd;
-    let one: libc::c_int = 1;
-    // SAFETY: setsockopt(2) on a socket this function borrows, with an int
-    // option value of the size given.
-    let r = unsafe {
-        libc::setsockopt(
-            listener.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_NODELAY,
-            (&one as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        tracing::warn!(target: "result_sanitizer::mcp", "cannot set TCP_NODELAY on the listener: {}", std::io::Error::last_os_error());
+    if let Err(e) = socket2::SockRef::from(listener).set_tcp_nodelay(true) {
+        tracing::warn!(target: "result_sanitizer::mcp", "cannot set TCP_NODELAY on the listener: {e}");
     }
 }
 

@@ -133,6 +133,7 @@ $(TEST_PACKS): $(BIN) tests/test-packs/generate.py tests/test-packs/acme.toml
 lint:
 	python3 tools/module-cycles.py rule-engine/src guest/src host/src mcp/src pack-build/src cli/src
 	python3 tools/doc-paths.py
+	python3 tools/file-lengths.py
 	$(CARGO) fmt --all --check
 	$(CARGO) fmt --check --manifest-path fuzz/Cargo.toml
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings

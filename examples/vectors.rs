@@ -267,7 +267,7 @@ fn request(s: &Sanitizer, stdin: &[u8], flags: &[&str]) -> (String, bool) {
 fn read_cap(s: &Sanitizer, flags: &[&str]) -> usize {
     let o = result_sanitizer_host::options_from_json(&options(flags)).unwrap();
     // Bad options: the CLI fails before reading; any prefix will do.
-    result_sanitizer_host::io::input_cap(s, s.default_pack(), &o).map_or(usize::MAX, |c| c.saturating_add(1) as usize)
+    s.effective_budget(s.default_pack(), &o).map_or(usize::MAX, |b| b.read_bytes as usize)
 }
 
 fn main() {

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use result_sanitizer_host::api::{self, InputKind, Options, OutputSource};
-use result_sanitizer_host::io::{read_capped, read_file_head_tail, read_head_tail, SCAN_BOUND};
+use result_sanitizer_host::io::{read_capped, read_file_head_tail, read_head_tail};
 use result_sanitizer_host::{Error, LoadedPack, Sanitizer};
 
 use crate::flags::SanitizeOpts;
@@ -27,7 +27,7 @@ pub(crate) fn read_input(
     if let (Some(file), Some(len), true) = (&file, len, b.head_bytes > 0) {
         // A regular file: head and tail read by offset, the middle scanned
         // up to the bound.
-        let ht = read_file_head_tail(s, pack, file, len, (b.head_bytes, b.tail_bytes), SCAN_BOUND)?;
+        let ht = read_file_head_tail(s, pack, file, len, (b.head_bytes, b.tail_bytes))?;
         opts.gap = ht.gap;
         return Ok(ht.bytes);
     }

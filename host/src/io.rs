@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::api::{Gap, Options, RedactRequest};
+use crate::api::{Gap, RedactRequest};
 use crate::engine::{LoadedPack, Sanitizer};
 use crate::error::{Error, Result};
 
@@ -155,14 +155,6 @@ fn drain(s: &Sanitizer, pack: &LoadedPack, gap: &mut Gap, pending: &mut Vec<u8>,
         return Err(Error::InvalidOutput("drain step made no progress".into()));
     }
     Ok(())
-}
-
-/// How many bytes of a result to read for `opts`, less the one extra byte
-/// [`read_capped`] reads: the pipeline's `read-bytes` (the byte cap, the
-/// markup budget for a declared HTML document, or the MCP input bound),
-/// so every host reads the same amount for the same options.
-pub fn input_cap(s: &Sanitizer, pack: &LoadedPack, opts: &Options) -> Result<u64> {
-    Ok(s.effective_budget(pack, opts)?.read_bytes.saturating_sub(1))
 }
 
 /// Output of a command, read as head + tail.
@@ -335,11 +327,11 @@ pub fn redact_stream(
 /// counted (its bytes and newlines, natively, skipping a sparse file's
 /// holes): its error lines and secrets are not looked for, and the marker
 /// says which bytes were not scanned.
-pub const SCAN_BOUND: u64 = 64 << 20;
+const SCAN_BOUND: u64 = 64 << 20;
 
 /// A regular file of `len` bytes, read as [`read_head_tail`] reads a
 /// stream, but by offset: the head from 0, the tail from `len - tail`, and
-/// of the middle only its first `scan_bound` bytes go through the `drain`
+/// of the middle only its first [`SCAN_BOUND`] bytes go through the `drain`
 /// step; the rest is counted, not read into the pipeline. So a 10 GB log
 /// answers in the time its head, its tail and the bound take.
 pub fn read_file_head_tail(
@@ -348,7 +340,6 @@ pub fn read_file_head_tail(
     f: &std::fs::File,
     len: u64,
     (head, tail): (u64, u64),
-    scan_bound: u64,
 ) -> Result<HeadTail> {
     use std::os::unix::fs::FileExt;
     if len <= head + tail {
@@ -358,7 +349,7 @@ pub fn read_file_head_tail(
     }
     let mut bytes = vec![0u8; head as usize];
     f.read_exact_at(&mut bytes, 0)?;
-    let (mid_end, scan_end) = (len - tail, (len - tail).min(head.saturating_add(scan_bound)));
+    let (mid_end, scan_end) = (len - tail, (len - tail).min(head.saturating_add(SCAN_BOUND)));
     let mut gap = empty_gap(head);
     let mut pending: Vec<u8> = Vec::with_capacity(2 * DRAIN_CHUNK);
     // Only the data is drained: a sparse file's holes (zeros: no line,

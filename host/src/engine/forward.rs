@@ -78,7 +78,7 @@ fn define(linker: &mut Linker<Host>, interface: &str, which: Which) -> wasmtime:
 }
 
 /// Size of a rule set as [`Limits::rule_set_bytes`](crate::Limits::rule_set_bytes) counts it.
-pub fn rule_set_bytes(r: &pk::RuleSet) -> usize {
+pub(crate) fn rule_set_bytes(r: &pk::RuleSet) -> usize {
     let strs = |v: &[String]| v.iter().map(|x| x.len() + 16).sum::<usize>();
     let rules: usize = r
         .rules

@@ -49,7 +49,6 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::Engine;
 
 pub use config::new_engine;
-pub use forward::rule_set_bytes;
 pub use packs::LoadedPack;
 pub(crate) use store::Host;
 use validate::validate_with;

@@ -41,7 +41,7 @@ const RETRY_AFTER: Duration = Duration::from_secs(1);
 /// Idle connections kept for reuse.
 const IDLE_MAX: usize = 8;
 /// The prefix of every key this store writes.
-pub const KEY_PREFIX: &str = "rs:recall:";
+pub(crate) const KEY_PREFIX: &str = "rs:recall:";
 const MAGIC: &[u8; 3] = b"RS1";
 const NONCE: usize = 24;
 

@@ -6,6 +6,7 @@
 pub mod chunks;
 pub mod code;
 pub mod edits;
+pub mod encodings;
 pub mod error_words;
 pub mod pieces;
 pub mod regions;

@@ -100,10 +100,7 @@ impl<'m> Tokenizer<'m> {
     }
 
     fn bpe(&self) -> &'static CoreBPE {
-        match self.enc {
-            Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
-            Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
-        }
+        super::encodings::bpe(self.enc)
     }
 
     /// Whether `s` has at most `budget` tokens without tokenizing it: its

@@ -39,7 +39,12 @@ impl Ruleset {
         // (`example`, `xxxx`): a scrubbed SQL literal or an address at
         // example.org goes whatever it holds.
         let global = !(rule.errors_only || rule.pii);
-        if global && (self.stopwords().is_some_and(|ac| ac.is_match(secret)) || reads_as_placeholder(secret)) {
+        // A hand-typed placeholder is judged only where a value is machine
+        // made: a rule with an entropy floor, or a value of 16 bytes or more.
+        // A rule without a floor takes passwords people choose, and
+        // `Pass11111` or `Abcdefgh2024!` must not pass for placeholders.
+        let placeholder = (rule.entropy.is_some() || secret.len() >= 16) && reads_as_placeholder(secret);
+        if global && (self.stopwords().is_some_and(|ac| ac.is_match(secret)) || placeholder) {
             return false;
         }
         if !rule.stopwords.is_empty() {

@@ -43,8 +43,11 @@ impl Ruleset {
         // made: a rule with an entropy floor, or a value of 16 bytes or more.
         // A rule without a floor takes passwords people choose, and
         // `Pass11111` or `Abcdefgh2024!` must not pass for placeholders.
-        let placeholder = (rule.entropy.is_some() || secret.len() >= 16) && reads_as_placeholder(secret);
-        if global && (self.stopwords().is_some_and(|ac| ac.is_match(secret)) || placeholder) {
+        let machine_made = rule.entropy.is_some() || secret.len() >= 16;
+        if global
+            && (self.stopwords().is_some_and(|ac| ac.is_match(secret))
+                || (machine_made && reads_as_placeholder(secret)))
+        {
             return false;
         }
         if !rule.stopwords.is_empty() {

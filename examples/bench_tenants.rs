@@ -101,6 +101,10 @@ fn main() {
     let (rss_base, anon_base) = (rss_mib(), anon_mib());
     run(&reg, n, "new tenant, cold cache:");
     let (rss_all, anon_all) = (rss_mib(), anon_mib());
+    // The mappings behind the figures (`BENCH_SMAPS=PATH`): where a tenant's memory goes.
+    if let Some(path) = std::env::var_os("BENCH_SMAPS") {
+        std::fs::copy("/proc/self/smaps", path).expect("copy /proc/self/smaps");
+    }
     println!(
         "RSS: {rss0:.0} MiB before the host, {rss_base:.0} MiB with the pipeline, {rss_all:.0} MiB with {n} tenants loaded \
          ({:.2} MiB per tenant; goal: ≤ 1024 MiB for 1000)",

@@ -8,12 +8,18 @@
 //! order, after one length byte: ranks start at 0 and have no gaps) and
 //! `<encoding>.specials` (`rank name` lines). `support/encodings.rs`
 //! builds tiktoken's own `CoreBPE` from them.
+//!
+//! It also lists the default rules' keywords (`rules/default/*.toml`), in
+//! file order, one per line, to `OUT_DIR/default_keywords.txt`: the keyword
+//! automaton over them is built once and shared by every pack that carries
+//! the default rules (`stages/redact/keywords.rs` says why).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    default_keywords();
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let encodings = [("o200k_base", tiktoken_rs::o200k_base()), ("cl100k_base", tiktoken_rs::cl100k_base())];
     for (name, bpe) in encodings {
@@ -41,4 +47,33 @@ fn main() {
         std::fs::write(out.join(format!("{name}.ranks")), ranks).expect("write OUT_DIR");
         std::fs::write(out.join(format!("{name}.specials")), lines).expect("write OUT_DIR");
     }
+}
+
+/// The default rules' keywords, lower-cased, each once, in file order.
+fn default_keywords() {
+    let dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it")).join("../rules/default");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("rules/default is read")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let mut seen = std::collections::HashSet::new();
+    let mut lines = String::new();
+    for f in files {
+        println!("cargo:rerun-if-changed={}", f.display());
+        let doc: toml::Table =
+            std::fs::read_to_string(&f).expect("a rule file is read").parse().expect("a rule file is TOML");
+        let rules = doc.get("rules").and_then(|r| r.as_array()).map(Vec::as_slice).unwrap_or_default();
+        for k in rules.iter().filter_map(|r| r.get("keywords")?.as_array()).flatten().filter_map(|k| k.as_str()) {
+            let k = k.to_ascii_lowercase();
+            assert!(!k.is_empty() && !k.contains('\n'), "a keyword is one line");
+            if seen.insert(k.clone()) {
+                writeln!(lines, "{k}").expect("a String takes it");
+            }
+        }
+    }
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    std::fs::write(out.join("default_keywords.txt"), lines).expect("write OUT_DIR");
 }

@@ -107,14 +107,17 @@ impl Guest for Component {
 result_sanitizer_rule_engine::export!(Component with_types_in result_sanitizer_rule_engine);
 
 /// Build-time pre-initialisation (wizer, run by `xtask`): builds the
-/// o200k tokenizer tables (and the small static automata), which the build then snapshots into the
+/// o200k tokenizer tables (and the small static automata) and the keyword
+/// automaton of the default rules, which the build then snapshots into the
 /// component's memory image, so that a fresh instance starts with them
-/// instead of spending ~100 ms building them on its first count. The
-/// export is removed from the snapshot.
+/// instead of spending ~100 ms building the tables on its first count, and
+/// shares the automaton's pages with every other instance instead of
+/// building its own. The export is removed from the snapshot.
 #[export_name = "wizer-initialize"]
 pub extern "C" fn wizer_initialize() {
     INIT.store(true, Ordering::Relaxed);
     crate::support::tokenizer::Tokenizer::get(crate::api::Encoding::O200kBase).warm();
+    result_sanitizer_rule_engine::stages::redact::keywords::warm();
     INIT.store(false, Ordering::Relaxed);
 }
 

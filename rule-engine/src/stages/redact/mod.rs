@@ -82,6 +82,7 @@
 
 pub mod analysis;
 pub mod encoded;
+pub mod keywords;
 pub mod pass;
 pub mod pii;
 pub mod propagate;

@@ -8,6 +8,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::bytes::{Regex, RegexBuilder};
 
 use super::analysis::{self, Plan};
+use super::keywords::Keywords;
 use crate::pack_api::RuleSet;
 
 /// Default window after a keyword hit.
@@ -115,11 +116,12 @@ pub struct Ruleset {
     pub(super) rules: Vec<CompiledRule>,
     /// The keywords, and the error words of
     /// [`crate::support::error_words`].
-    pub(super) keywords: AhoCorasick,
+    pub(super) keywords: Keywords,
     /// The same keywords as a DFA, built on the first text of at least
     /// [`DFA_MIN_TEXT`] bytes (see there).
     pub(super) keywords_dfa: OnceLock<Option<AhoCorasick>>,
-    /// The keyword patterns, kept to build the DFA.
+    /// The pack's keyword patterns that are not the shared automaton's
+    /// (all of them for an own automaton), kept to build the DFA.
     pub(super) patterns: Vec<String>,
     /// keyword pattern index → rule indices
     pub(super) keyword_rules: Vec<Vec<usize>>,
@@ -297,8 +299,19 @@ impl Ruleset {
         let mut patterns: Vec<(String, usize)> = kw_index.into_iter().collect();
         patterns.sort_by_key(|(_, i)| *i);
         let patterns: Vec<String> = patterns.into_iter().map(|(k, _)| k).collect();
-        let keywords =
-            keyword_automaton(&patterns, AhoCorasickKind::ContiguousNFA).map_err(|e| format!("keywords: {e}"))?;
+        // Hits carry the automata's ids: the rules and error words move to them.
+        let mapped = Keywords::build(&patterns).map_err(|e| format!("keywords: {e}"))?;
+        let mut by_id: Vec<Vec<usize>> = vec![Vec::new(); mapped.len];
+        let mut error_by_id = vec![false; mapped.len];
+        for (own, &id) in mapped.ids.iter().enumerate() {
+            by_id[id] = std::mem::take(&mut keyword_rules[own]);
+            error_by_id[id] = error_word[own];
+        }
+        let (keyword_rules, error_word, keywords) = (by_id, error_by_id, mapped.keywords);
+        let patterns = match &keywords {
+            Keywords::Own(_) => patterns,
+            Keywords::Shared { .. } => Vec::new(),
+        };
         let global_allow = Lazy::new("global allowlist".into(), &set.allow_regexes);
         let generic_allow = Lazy::new("generic allowlist".into(), &set.generic.allow_regexes);
         let code_shape = crate::pack_api::GenericValues { allow_regexes: Vec::new(), ..set.generic.clone() };
@@ -441,27 +454,6 @@ impl Ruleset {
             })
             .as_ref()
     }
-}
-
-/// The keyword automaton: ASCII case-insensitive, overlapping matches.
-///
-/// The states of the first two levels are dense (aho-corasick's default:
-/// three). Every tenant's instance builds its own automaton, and the
-/// pages its build touches stay dirty. For the default rules' 378
-/// keywords, natively, depth 2 holds 111 KiB and peaks at 458 KiB while
-/// building, depth 3 203 and 827 KiB; in wasm depth 2 searches as fast,
-/// and 1 000 tenants take 92 MiB less. Depth 1 would save 250 MiB but
-/// costs 5–8 % of a small call (docs/benchmarks.md, session 15).
-pub(super) fn keyword_automaton(
-    patterns: &[String],
-    kind: AhoCorasickKind,
-) -> Result<AhoCorasick, aho_corasick::BuildError> {
-    AhoCorasickBuilder::new()
-        .ascii_case_insensitive(true)
-        .match_kind(MatchKind::Standard)
-        .kind(Some(kind))
-        .dense_depth(2)
-        .build(patterns)
 }
 
 /// An automaton over the non-empty `words`, or `None` when there are none.

@@ -10,7 +10,8 @@ use super::analysis::Anchor;
 use super::propagate::propagate_values;
 use aho_corasick::AhoCorasickKind;
 
-use super::rules::{keyword_automaton, Compiled, CompiledRule, Engine, Ruleset, Split, DFA_MIN_TEXT, FAST_MIN_TEXT};
+use super::keywords::keyword_automaton;
+use super::rules::{Compiled, CompiledRule, Engine, Ruleset, Split, DFA_MIN_TEXT, FAST_MIN_TEXT};
 use super::spans::{merge, Found, NonAscii, Span};
 use super::{Mode, ALLOW_MARKER};
 use crate::pack_api::Finding;
@@ -163,15 +164,20 @@ impl Ruleset {
         // the keywords of the errors-only rules (`user`, `fc`) can hit on
         // every line.
         let off: Vec<bool> = self.rules.iter().map(|r| !applies(r, mode)).collect();
-        let ac = if text.len() >= DFA_MIN_TEXT {
-            self.keywords_dfa
-                .get_or_init(|| keyword_automaton(&self.patterns, AhoCorasickKind::DFA).ok())
-                .as_ref()
-                .unwrap_or(&self.keywords)
-        } else {
-            &self.keywords
+        let dfa = (text.len() >= DFA_MIN_TEXT)
+            .then(|| {
+                self.keywords_dfa
+                    .get_or_init(|| {
+                        keyword_automaton(&self.keywords.patterns(&self.patterns), AhoCorasickKind::DFA).ok()
+                    })
+                    .as_ref()
+            })
+            .flatten();
+        let hits: Box<dyn Iterator<Item = aho_corasick::Match>> = match dfa {
+            Some(ac) => Box::new(ac.find_overlapping_iter(text)),
+            None => self.keywords.hits(text),
         };
-        for m in ac.find_overlapping_iter(text) {
+        for m in hits {
             let pid = m.pattern().as_usize();
             if let (true, Some(e)) = (self.error_word[pid], errors.as_deref_mut()) {
                 e.push(m.range());

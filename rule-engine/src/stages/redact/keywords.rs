@@ -1,0 +1,225 @@
+//! The keyword automaton: which rules run where.
+//!
+//! Every rule names keywords; one Aho-Corasick automaton over all of them
+//! (ASCII case-insensitive, overlapping matches) finds their hits in one
+//! pass, and only the rules of a hit's keyword run there. Its cost is one
+//! state transition per byte of text.
+//!
+//! Building it for the default rules' ~500 keywords allocates about half a
+//! MiB at its peak, and in a component instance those pages stay dirty:
+//! with a thousand tenants, each holding an instance, that was most of a
+//! tenant's own memory. So the automaton over the default rules' keywords
+//! and the error words ([`shared`]: the list is made at build time by
+//! `build.rs` from `rules/default/*.toml`) is built once per process, and
+//! in the pre-initialised component once at build time: the snapshot holds
+//! it, and instances share its pages. A pack that carries most of those
+//! keywords (every pack over the default rules does) runs the shared
+//! automaton and a small one of its own other keywords, if it has any
+//! ([`Keywords::Shared`]); a pack that does not builds its own
+//! ([`Keywords::Own`]). Both give the same hits: a keyword's hits do not
+//! depend on the other keywords of its automaton.
+
+use std::collections::HashMap;
+use std::iter::Peekable;
+use std::sync::OnceLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, Match, MatchKind, PatternID};
+
+/// The keyword automaton: ASCII case-insensitive, overlapping matches.
+///
+/// The states of the first two levels are dense (aho-corasick's default:
+/// three). Every tenant's instance builds its own automaton, and the
+/// pages its build touches stay dirty. For the default rules' 378
+/// keywords, natively, depth 2 holds 111 KiB and peaks at 458 KiB while
+/// building, depth 3 203 and 827 KiB; in wasm depth 2 searches as fast,
+/// and 1 000 tenants take 92 MiB less. Depth 1 would save 250 MiB but
+/// costs 5–8 % of a small call (docs/benchmarks.md, session 15).
+pub(super) fn keyword_automaton<P: AsRef<[u8]>>(
+    patterns: impl IntoIterator<Item = P>,
+    kind: AhoCorasickKind,
+) -> Result<AhoCorasick, aho_corasick::BuildError> {
+    AhoCorasickBuilder::new()
+        .ascii_case_insensitive(true)
+        .match_kind(MatchKind::Standard)
+        .kind(Some(kind))
+        .dense_depth(2)
+        .build(patterns)
+}
+
+/// The default rules' keywords and the error words, in one automaton.
+pub(super) struct Shared {
+    /// The patterns, one per line, in the order of their ids: one
+    /// allocation, so that a pack's compile reads a few pages of the
+    /// snapshot, not one per pattern (every page a tenant's instance reads
+    /// of the memory image counts in its resident set).
+    lines: String,
+    /// How many patterns.
+    len: usize,
+    automaton: AhoCorasick,
+}
+
+/// The shared automaton, built on first use (in the pre-initialised
+/// component, at build time: see [`warm`]).
+fn shared() -> Option<&'static Shared> {
+    static SHARED: OnceLock<Option<Shared>> = OnceLock::new();
+    SHARED
+        .get_or_init(|| {
+            let mut seen = std::collections::HashSet::new();
+            let mut lines = String::new();
+            let defaults = include_str!(concat!(env!("OUT_DIR"), "/default_keywords.txt")).lines();
+            for k in defaults.chain(crate::support::error_words::WORDS.iter().copied()) {
+                let k = k.to_ascii_lowercase();
+                if seen.insert(k.clone()) {
+                    lines.push_str(&k);
+                    lines.push('\n');
+                }
+            }
+            let automaton = keyword_automaton(lines.lines(), AhoCorasickKind::ContiguousNFA).ok()?;
+            Some(Shared { len: seen.len(), lines, automaton })
+        })
+        .as_ref()
+}
+
+/// Builds the shared automaton now: the component's build-time
+/// pre-initialisation calls it, so that the snapshot holds it.
+pub fn warm() {
+    shared();
+}
+
+/// A pack's keyword automata.
+pub(super) enum Keywords {
+    /// One automaton over the pack's keywords, with their own ids.
+    Own(AhoCorasick),
+    /// The shared automaton (its pattern ids come first) and one over the
+    /// pack's other keywords (ids from the shared list's length on).
+    Shared { shared: &'static Shared, extra: Option<AhoCorasick>, extra_patterns: Vec<String> },
+}
+
+/// A pack's keywords mapped to automata: the automata, and for each of the
+/// pack's own pattern ids (in `patterns` order) the id its hits carry.
+pub(super) struct Mapped {
+    pub keywords: Keywords,
+    pub ids: Vec<usize>,
+    /// How many pattern ids the hits can carry.
+    pub len: usize,
+}
+
+impl Keywords {
+    /// The automata for a pack's `patterns` (lower-cased, each once): the
+    /// shared one when the pack carries at least half of its patterns.
+    pub(super) fn build(patterns: &[String]) -> Result<Mapped, aho_corasick::BuildError> {
+        if let Some(s) = shared() {
+            let own: HashMap<&str, usize> = patterns.iter().enumerate().map(|(i, p)| (p.as_str(), i)).collect();
+            let mut ids = vec![usize::MAX; patterns.len()];
+            let mut known = 0;
+            for (id, p) in s.lines.lines().enumerate() {
+                if let Some(&i) = own.get(p) {
+                    ids[i] = id;
+                    known += 1;
+                }
+            }
+            if 2 * known >= s.len {
+                let mut extra_patterns = Vec::new();
+                for (i, id) in ids.iter_mut().enumerate().filter(|(_, id)| **id == usize::MAX) {
+                    *id = s.len + extra_patterns.len();
+                    extra_patterns.push(patterns[i].clone());
+                }
+                let extra = if extra_patterns.is_empty() {
+                    None
+                } else {
+                    Some(keyword_automaton(&extra_patterns, AhoCorasickKind::ContiguousNFA)?)
+                };
+                let len = s.len + extra_patterns.len();
+                return Ok(Mapped { keywords: Keywords::Shared { shared: s, extra, extra_patterns }, ids, len });
+            }
+        }
+        let own = keyword_automaton(patterns, AhoCorasickKind::ContiguousNFA)?;
+        Ok(Mapped { keywords: Keywords::Own(own), ids: (0..patterns.len()).collect(), len: patterns.len() })
+    }
+
+    /// Every pattern, by the ids hits carry (for a DFA over all of them).
+    pub(super) fn patterns(&self, own: &[String]) -> Vec<String> {
+        match self {
+            Keywords::Own(_) => own.to_vec(),
+            Keywords::Shared { shared, extra_patterns, .. } => {
+                shared.lines.lines().map(str::to_string).chain(extra_patterns.iter().cloned()).collect()
+            }
+        }
+    }
+
+    /// The hits in `text`, overlapping, in the order of their ends (one
+    /// automaton's order; at equal ends the shared automaton's first).
+    pub(super) fn hits<'t>(&'t self, text: &'t str) -> Box<dyn Iterator<Item = Match> + 't> {
+        match self {
+            Keywords::Own(ac) => Box::new(ac.find_overlapping_iter(text)),
+            Keywords::Shared { shared, extra: None, .. } => Box::new(shared.automaton.find_overlapping_iter(text)),
+            Keywords::Shared { shared, extra: Some(extra), .. } => {
+                let offset = shared.len;
+                let extra = extra
+                    .find_overlapping_iter(text)
+                    .map(move |m| Match::new(PatternID::must(m.pattern().as_usize() + offset), m.range()));
+                Box::new(ByEnd { a: shared.automaton.find_overlapping_iter(text).peekable(), b: extra.peekable() })
+            }
+        }
+    }
+}
+
+/// Two streams of hits, each in the order of their ends, merged.
+struct ByEnd<A: Iterator<Item = Match>, B: Iterator<Item = Match>> {
+    a: Peekable<A>,
+    b: Peekable<B>,
+}
+
+impl<A: Iterator<Item = Match>, B: Iterator<Item = Match>> Iterator for ByEnd<A, B> {
+    type Item = Match;
+
+    fn next(&mut self) -> Option<Match> {
+        match (self.a.peek(), self.b.peek()) {
+            (Some(a), Some(b)) if b.end() < a.end() => self.b.next(),
+            (Some(_), _) => self.a.next(),
+            (None, _) => self.b.next(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hits(k: &Keywords, all: &[String], text: &str) -> Vec<(String, usize, usize)> {
+        k.hits(text).map(|m| (all[m.pattern().as_usize()].clone(), m.start(), m.end())).collect()
+    }
+
+    #[test]
+    fn the_shared_automaton_and_an_own_one_find_the_same_hits() {
+        let s = shared().expect("the default keywords build");
+        // A pack of the default keywords and two of its own, one of which
+        // overlaps a default keyword's hits.
+        let mut patterns: Vec<String> = s.lines.lines().rev().map(str::to_string).collect();
+        patterns.push("acme_".into());
+        patterns.push("ken=ab".into());
+        let mapped = Keywords::build(&patterns).unwrap();
+        assert!(matches!(mapped.keywords, Keywords::Shared { extra: Some(_), .. }));
+        let own = Keywords::Own(keyword_automaton(&patterns, AhoCorasickKind::ContiguousNFA).unwrap());
+        let text = "export GITHUB_TOKEN=abc acme_x1 password: hunter2 ERROR failed\nTOKEN=AB sk_live_q ghp_x";
+        let all = mapped.keywords.patterns(&patterns);
+        let mut shared_hits = hits(&mapped.keywords, &all, text);
+        let mut own_hits = hits(&own, &patterns, text);
+        assert!(shared_hits.iter().any(|h| h.0 == "acme_") && shared_hits.iter().any(|h| h.0 == "ken=ab"));
+        assert!(shared_hits.windows(2).all(|w| w[0].2 <= w[1].2), "in the order of their ends");
+        shared_hits.sort();
+        own_hits.sort();
+        assert_eq!(shared_hits, own_hits);
+        // Each of the pack's ids maps to its pattern.
+        for (i, p) in patterns.iter().enumerate() {
+            assert_eq!(&all[mapped.ids[i]], p);
+        }
+    }
+
+    #[test]
+    fn a_pack_of_few_keywords_builds_its_own() {
+        let mapped = Keywords::build(&["acme_".to_string(), "token".to_string()]).unwrap();
+        assert!(matches!(mapped.keywords, Keywords::Own(_)));
+        assert_eq!(mapped.ids, vec![0, 1]);
+    }
+}

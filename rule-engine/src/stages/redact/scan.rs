@@ -168,7 +168,7 @@ impl Ruleset {
             .then(|| {
                 self.keywords_dfa
                     .get_or_init(|| {
-                        keyword_automaton(&self.keywords.patterns(&self.patterns), AhoCorasickKind::DFA).ok()
+                        keyword_automaton(self.keywords.patterns(&self.patterns), AhoCorasickKind::DFA).ok()
                     })
                     .as_ref()
             })

@@ -85,6 +85,10 @@ fn code_in_grep_hits_and_diffs_is_left_alone() {
     let (text, record) = run(diff);
     assert_eq!(text, diff);
     assert_eq!(regions(&record), [("code".to_string(), 1)]);
+
+    // A call chain whose names hold digits is code, not a key.
+    let grep = "app/sign.py:12:    token = base64.b64encode(raw)\napp/sign.py:13:    secret_key = self.v2.hmac256.digest()\n";
+    assert_eq!(run(grep).0, grep);
 }
 
 #[test]
@@ -95,6 +99,8 @@ fn secrets_in_these_shapes_are_still_caught() {
     let netrc = draw(&mut seed, AN, 20);
     let pem_body: Vec<String> = (0..6).map(|_| format!("+{}", draw(&mut seed, B64, 64))).collect();
     let literal = draw(&mut seed, AN, 24);
+    // A key made of an id and a secret, which reads like a member access.
+    let id_secret = format!("{}.{}", draw(&mut seed, "0123456789abcdef", 32), draw(&mut seed, AN, 16));
 
     let log = format!(
         "commit 0123456789abcdef0123456789abcdef01234567\nAuthor: Dev <dev@example.com>\n\n    deploy settings\n\n\
@@ -104,7 +110,8 @@ fn secrets_in_these_shapes_are_still_caught() {
          @@ -1,2 +1,3 @@\n import os\n+API_TOKEN = \"{literal}\"\n def connect():\n"
     );
     let grep = format!(
-        "src/app.py:14:    token = settings.api_token\nconfig/app.yml:3:  api_token: {token}\nREADME.md:40:Set the token.\n"
+        "src/app.py:14:    token = settings.api_token\nconfig/app.yml:3:  api_token: {token}\nREADME.md:40:Set the token.\n\
+         config/ai.py:3:ZHIPU_API_KEY = \"{id_secret}\"\n"
     );
     let cat_n = format!("     1\tmachine api.example.com\n     2\t  login deploy\n     3\t  password {netrc}\n");
     let show = format!(
@@ -115,7 +122,7 @@ fn secrets_in_these_shapes_are_still_caught() {
     );
     for (name, output, secrets) in [
         ("git log -p", &log, vec![aws.as_str(), literal.as_str()]),
-        ("grep -rn", &grep, vec![token.as_str()]),
+        ("grep -rn", &grep, vec![token.as_str(), id_secret.as_str()]),
         ("cat -n", &cat_n, vec![netrc.as_str()]),
         ("git show", &show, pem_body.iter().map(|l| &l[1..]).collect()),
     ] {

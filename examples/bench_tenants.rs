@@ -6,7 +6,8 @@
 //! verified file to its first result (verify, compile or load from the
 //! cache, instantiate pack and pipeline, first call), first with an empty
 //! compile cache and then with a warm one, and reports the host's RSS
-//! with every tenant loaded.
+//! with every tenant loaded, and its anonymous and proportional memory
+//! (`BENCH_SMAPS=PATH` also copies `/proc/self/smaps` there).
 //!
 //! Usage: `bench_tenants [N]`.
 
@@ -37,6 +38,12 @@ fn rss_mib() -> f64 {
 /// and shared by every instance until written.
 fn anon_mib() -> f64 {
     proc_mib("/proc/self/smaps_rollup", "Anonymous:")
+}
+
+/// Proportional set: a page shared by k mappings counts 1/k in each, so the
+/// pipeline's memory image, mapped by every instance, counts once in all.
+fn pss_mib() -> f64 {
+    proc_mib("/proc/self/smaps_rollup", "Pss:")
 }
 
 fn pct(sorted: &[Duration], p: f64) -> Duration {
@@ -98,9 +105,9 @@ fn main() {
     let t = Instant::now();
     let reg = Registry::open(s.clone(), config.clone()).unwrap();
     println!("indexed {} tenants in {:.2?}", reg.tenants(), t.elapsed());
-    let (rss_base, anon_base) = (rss_mib(), anon_mib());
+    let (rss_base, anon_base, pss_base) = (rss_mib(), anon_mib(), pss_mib());
     run(&reg, n, "new tenant, cold cache:");
-    let (rss_all, anon_all) = (rss_mib(), anon_mib());
+    let (rss_all, anon_all, pss_all) = (rss_mib(), anon_mib(), pss_mib());
     // The mappings behind the figures (`BENCH_SMAPS=PATH`): where a tenant's memory goes.
     if let Some(path) = std::env::var_os("BENCH_SMAPS") {
         std::fs::copy("/proc/self/smaps", path).expect("copy /proc/self/smaps");
@@ -114,6 +121,11 @@ fn main() {
         "anonymous (unshared) memory: {anon_base:.0} MiB with the pipeline, {anon_all:.0} MiB with {n} tenants loaded \
          ({:.2} MiB per tenant)",
         (anon_all - anon_base) / n as f64
+    );
+    println!(
+        "proportional (PSS) memory: {pss_base:.0} MiB with the pipeline, {pss_all:.0} MiB with {n} tenants loaded \
+         ({:.2} MiB per tenant)",
+        (pss_all - pss_base) / n as f64
     );
     drop(reg);
     let reg = Registry::open(s, config).unwrap();

@@ -87,7 +87,8 @@ fn code_in_grep_hits_and_diffs_is_left_alone() {
     assert_eq!(regions(&record), [("code".to_string(), 1)]);
 
     // A call chain whose names hold digits is code, not a key.
-    let grep = "app/sign.py:12:    token = base64.b64encode(raw)\napp/sign.py:13:    secret_key = self.v2.hmac256.digest()\n";
+    let grep =
+        "app/sign.py:12:    token = base64.b64encode(raw)\napp/sign.py:13:    secret_key = self.v2.hmac256.digest()\n";
     assert_eq!(run(grep).0, grep);
 }
 

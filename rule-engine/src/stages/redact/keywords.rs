@@ -28,12 +28,12 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, Match, Matc
 /// The keyword automaton: ASCII case-insensitive, overlapping matches.
 ///
 /// The states of the first two levels are dense (aho-corasick's default:
-/// three). Every tenant's instance builds its own automaton, and the
-/// pages its build touches stay dirty. For the default rules' 378
-/// keywords, natively, depth 2 holds 111 KiB and peaks at 458 KiB while
-/// building, depth 3 203 and 827 KiB; in wasm depth 2 searches as fast,
-/// and 1 000 tenants take 92 MiB less. Depth 1 would save 250 MiB but
-/// costs 5–8 % of a small call (docs/benchmarks.md, session 15).
+/// three). Measured in session 15, when every tenant's instance built the
+/// automaton of all its keywords (the pages its build touches stay dirty):
+/// for the default rules' 378 keywords, natively, depth 2 held 111 KiB and
+/// peaked at 458 KiB while building, depth 3 203 and 827 KiB; in wasm depth
+/// 2 searched as fast, and 1 000 tenants took 92 MiB less. Depth 1 would
+/// have saved 250 MiB but cost 5–8 % of a small call (docs/benchmarks.md).
 pub(super) fn keyword_automaton<P: AsRef<[u8]>>(
     patterns: impl IntoIterator<Item = P>,
     kind: AhoCorasickKind,

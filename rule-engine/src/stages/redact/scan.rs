@@ -156,14 +156,17 @@ impl Ruleset {
         let fast = text.len() >= FAST_MIN_TEXT;
         let non_ascii = if fast { NonAscii::of(text) } else { None };
         let regions = (mode.regions && !mode.code).then(|| crate::support::regions::detect(text)).flatten();
-        let mut out = Found { fast, non_ascii, code: mode.code, test: mode.test, regions, ..Found::default() };
+        // A short ASCII text runs the rules an earlier long text compiled
+        // for the `regex` crate on it too: they cost no more memory now.
+        let ascii = !fast && text.is_ascii();
+        let mut out = Found { fast, ascii, non_ascii, code: mode.code, test: mode.test, regions, ..Found::default() };
         // Per rule: keyword hit starts (keyword-anchored rules) or merged
-        // windows (the others), in text order.
-        let mut found: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.rules.len()];
-        // Rules this mode leaves out get no windows: in a tool's output
-        // the keywords of the errors-only rules (`user`, `fc`) can hit on
-        // every line.
-        let off: Vec<bool> = self.rules.iter().map(|r| !applies(r, mode)).collect();
+        // windows (the others), in text order; `hit` lists the rules with
+        // any. Made on the first hit of a rule that applies: most short
+        // texts (a decoded candidate, a JSON string) have none, and their
+        // cost must not grow with the pack's hundreds of rules.
+        let mut found: Vec<Vec<(usize, usize)>> = Vec::new();
+        let mut hit: Vec<usize> = Vec::new();
         let dfa = (text.len() >= DFA_MIN_TEXT)
             .then(|| {
                 self.keywords_dfa
@@ -183,11 +186,21 @@ impl Ruleset {
                 e.push(m.range());
             }
             for &ri in &self.keyword_rules[pid] {
-                if off[ri] {
+                let rule = &self.rules[ri];
+                // Rules this mode leaves out get no windows: in a tool's
+                // output the keywords of the errors-only rules (`user`,
+                // `fc`) can hit on every line.
+                if !applies(rule, mode) {
                     continue;
                 }
-                let rule = &self.rules[ri];
+                if found.is_empty() {
+                    found = vec![Vec::new(); self.rules.len()];
+                }
                 let list = &mut found[ri];
+                // Every branch below adds to an empty list.
+                if list.is_empty() {
+                    hit.push(ri);
+                }
                 if let Anchor::Keyword(_) = self.plan(rule).anchor {
                     if list.last() != Some(&(m.start(), m.start())) {
                         list.push((m.start(), m.start()));
@@ -226,14 +239,21 @@ impl Ruleset {
                 }
             }
         }
-        for &ri in self.unanchored.iter().filter(|ri| !off[**ri]) {
+        for &ri in self.unanchored.iter().filter(|ri| applies(&self.rules[**ri], mode)) {
+            if found.is_empty() {
+                found = vec![Vec::new(); self.rules.len()];
+            }
+            if found[ri].is_empty() {
+                hit.push(ri);
+            }
             found[ri] = vec![(0, text.len())];
         }
+        // In rule order, as the rules are listed.
+        hit.sort_unstable();
         let mut propagate: Vec<(String, String)> = Vec::new();
         // Keyword-anchored rules first, then the others (the order decides
         // which rule id names a span two rules found).
         let keyword_anchored = |ri: &usize| matches!(self.plan(&self.rules[*ri]).anchor, Anchor::Keyword(_));
-        let hit: Vec<usize> = (0..self.rules.len()).filter(|&ri| !found[ri].is_empty()).collect();
         let order = hit.iter().filter(|ri| keyword_anchored(ri)).chain(hit.iter().filter(|ri| !keyword_anchored(ri)));
         for &ri in order {
             let rule = &self.rules[ri];
@@ -289,6 +309,8 @@ impl Ruleset {
     pub(super) fn scan_window(&self, text: &str, rule: &CompiledRule, ws: usize, we: usize, out: &mut Found) {
         let engine = if out.fast_over(text.len(), ws, we, self.plan(rule).multiline) {
             let Some(Compiled { regex, anchored: false, .. }) = self.regexes(rule) else { return };
+            Engine::Fast(regex)
+        } else if let (true, Some(Compiled { regex, anchored: false, .. })) = (out.ascii, self.compiled(rule)) {
             Engine::Fast(regex)
         } else {
             let Some(regex) = self.lite(rule) else { return };
@@ -346,7 +368,10 @@ impl Ruleset {
                 Some(Compiled { regex, anchored: true, split }) => Some((regex, split)),
                 _ => return None,
             },
-            false => None,
+            false => match (out.ascii, self.compiled(rule)) {
+                (true, Some(Compiled { regex, anchored: true, split })) => Some((regex, split)),
+                _ => None,
+            },
         };
         let lite = if fast.is_none() { Some(self.lite(rule)?) } else { None };
         // The match in `text[h..end]`, and its secret, relative to `h`.
@@ -607,8 +632,10 @@ pub(super) mod tests {
     /// Span bounds, in text order.
     pub type Bounds = Vec<(usize, usize)>;
 
-    /// `text`'s spans on both engines: as it is (regex-lite) and followed
-    /// by a filler that makes it long enough for the `regex` crate.
+    /// `text`'s spans on both engines: as it is (regex-lite, for the rules
+    /// no long text has compiled for the `regex` crate yet; see
+    /// `Found::ascii`) and followed by a filler that makes it long enough
+    /// for the `regex` crate.
     pub fn both_engines(rs: &Ruleset, text: &str) -> (Bounds, Bounds) {
         let long = format!("{text}\n{}", ".".repeat(FAST_MIN_TEXT));
         let lite = rs.scan(text, &[]).iter().map(|s| (s.start, s.end)).collect();

@@ -28,6 +28,10 @@ pub(super) struct Found {
     /// The text is long enough for the `regex` crate's engines (see
     /// [`FAST_MIN_TEXT`]); they run on its ASCII stretches ([`Self::fast_in`]).
     pub(super) fast: bool,
+    /// A short text (not [`Self::fast`]) that is ASCII: a rule whose
+    /// `regex` engines an earlier long text made runs on them here too
+    /// ([`super::rules::Ruleset::compiled`]).
+    pub(super) ascii: bool,
     /// Where a long text is not ASCII; `None` for ASCII text.
     pub(super) non_ascii: Option<NonAscii>,
     pub(super) spans: Vec<Span>,

@@ -277,3 +277,19 @@ fn every_credential_rules_examples_are_still_redacted_in_a_tests_code() {
     assert!(checked > 300, "{checked}");
     assert!(left.is_empty(), "left as fixtures in a test's code: {left:?}");
 }
+
+#[test]
+fn an_unquoted_secret_in_a_call_or_a_flow_map_keeps_the_closing_bracket() {
+    // The value of a secret-named argument runs to a space or a quote; a
+    // call's `)` or a flow map's `}` right after it is code, not secret.
+    let mut seed = 0x0DDB_A11C_0FFE_E123u64;
+    let a = draw(&mut seed, AN, 32);
+    let b = draw(&mut seed, AN, 24);
+    // A REPL's echo and a deploy tool's log line (not code read by name,
+    // where only string literals are looked at).
+    let out = format!(">>> MailchimpSDK.initialize(token: {a}-us18)\n[deploy] creds: {{api_key: {b}}}\n");
+    let (text, _) = run(&out);
+    assert!(!text.contains(&a[..16]) && !text.contains(&b[..16]), "a planted secret is not redacted");
+    assert!(text.contains("initialize(token: [REDACTED:env-secret-assignment])"), "the call's `)` is lost");
+    assert!(text.contains("{api_key: [REDACTED:env-secret-assignment]}"), "the map's `}}` is lost");
+}

@@ -23,6 +23,7 @@ use std::process::Command;
 
 use result_sanitizer_host::io::{redact_stream, StreamOptions};
 use result_sanitizer_host::{Limits, LoadedPack, Sanitizer};
+use result_sanitizer_pack_build::RulesFile;
 use serde_json::json;
 
 /// Issue #38's goal for recall on the peers' positives.
@@ -76,11 +77,24 @@ fn load(dir: &Path) -> Vec<PeerRule> {
     out
 }
 
-/// How many replacements `redact` makes in `sample`.
-fn ours(s: &Sanitizer, pack: &LoadedPack, sample: &str) -> u64 {
+/// The rule ids of the replacements `redact` makes in `sample`, read off
+/// its `[REDACTED:<rule>]` markers.
+fn ours(s: &Sanitizer, pack: &LoadedPack, sample: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut opts = StreamOptions::default();
-    redact_stream(s, pack, sample.as_bytes(), &mut out, &mut opts).expect("redact a sample")
+    let n = redact_stream(s, pack, sample.as_bytes(), &mut out, &mut opts).expect("redact a sample");
+    let text = String::from_utf8_lossy(&out);
+    let ids: Vec<String> = text
+        .split("[REDACTED:")
+        .skip(1)
+        .filter_map(|rest| rest.split_once(']').map(|(id, _)| id.to_string()))
+        .collect();
+    // A sample's own `[REDACTED:` text is not a replacement; a count with
+    // no marker read is one all the same.
+    if ids.is_empty() && n > 0 {
+        return vec!["?".into()];
+    }
+    ids.into_iter().take(n as usize).collect()
 }
 
 /// gitleaks over one file per sample; returns the indexes of the files with
@@ -136,7 +150,18 @@ fn main() {
         samples.extend(r.tps.iter().map(|t| (i, true, t.as_str())));
         samples.extend(r.fps.iter().map(|t| (i, false, t.as_str())));
     }
-    let found: Vec<bool> = samples.iter().map(|(_, _, t)| ours(&s, pack, t) > 0).collect();
+    let ids: Vec<Vec<String>> = samples.iter().map(|(_, _, t)| ours(&s, pack, t)).collect();
+    let found: Vec<bool> = ids.iter().map(|v| !v.is_empty()).collect();
+    // Generic rules (`strict_only`: a secret-named variable, whatever its
+    // value looks like) against the others (a provider's token format).
+    let generic: BTreeSet<String> = RulesFile::defaults()
+        .expect("default rules")
+        .to_rule_set()
+        .rules
+        .into_iter()
+        .filter(|r| r.strict_only)
+        .map(|r| r.id)
+        .collect();
     let gl_found = gitleaks.as_ref().map(|gl| {
         let texts: Vec<&str> = samples.iter().map(|(_, _, t)| *t).collect();
         theirs(gl, &std::env::temp_dir().join("rs-precision-peers"), &texts)
@@ -146,6 +171,8 @@ fn main() {
     // Per peer rule: (positives, found by us).
     let mut per_rule: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
     let mut flagged: Vec<(String, String, String)> = Vec::new();
+    // Flagged negatives by what flagged them: (by a generic rule only, by a provider rule).
+    let mut flagged_by = (0u64, 0u64);
     for (k, (i, pos, text)) in samples.iter().enumerate() {
         let r = &rules[*i];
         let t = by_peer.entry(r.peer.clone()).or_default();
@@ -163,6 +190,11 @@ fn main() {
             t.fps_theirs += g as u64;
             if found[k] {
                 flagged.push((r.peer.clone(), r.rule.clone(), text.chars().take(100).collect()));
+                if ids[k].iter().all(|id| generic.contains(id)) {
+                    flagged_by.0 += 1;
+                } else {
+                    flagged_by.1 += 1;
+                }
             }
         }
     }
@@ -200,7 +232,13 @@ fn main() {
     if missed.len() > show {
         println!("  ... ({} more; --show N)", missed.len() - show);
     }
-    println!("\nnegatives we flag: {}", flagged.len());
+    println!(
+        "\nnegatives we flag: {} ({} by generic rules alone: a secret-named variable's value, whatever \
+         the peer's rule makes of its format; {} by a provider's format rule)",
+        flagged.len(),
+        flagged_by.0,
+        flagged_by.1
+    );
     for (peer, rule, _) in flagged.iter().take(show) {
         // The sample's text is not printed: a negative may still hold a
         // real-looking value. The peer and rule say where to look.

@@ -292,4 +292,7 @@ fn an_unquoted_secret_in_a_call_or_a_flow_map_keeps_the_closing_bracket() {
     assert!(!text.contains(&a[..16]) && !text.contains(&b[..16]), "a planted secret is not redacted");
     assert!(text.contains("initialize(token: [REDACTED:env-secret-assignment])"), "the call's `)` is lost");
     assert!(text.contains("{api_key: [REDACTED:env-secret-assignment]}"), "the map's `}}` is lost");
+    // A template field and an index keep their brackets and are no secret.
+    let fields = "[deploy] SUMO_ACCESS_KEY={SumoAccessKey}\n[deploy] token = auth[1]}\n";
+    assert_eq!(run(fields).0.matches("[REDACTED").count(), 0, "{}", run(fields).0);
 }

@@ -10,6 +10,9 @@
 #                    MCP SDK and servers): fetches, registry URLs, timings.
 #   dpkg-apt.log     Debian's /var/log/dpkg.log and /var/log/apt/*.log, as the
 #                    machine's package installs left them (skipped if absent).
+#   access.log       a web server's access log: Python's http.server serving
+#                    /usr/share/doc on loopback while wget crawls it two
+#                    levels deep (skipped without wget).
 #
 # None holds a secret, so every redaction `bench` counts in them is a false
 # alarm. Usage: tools/foreign-logs.sh [OUT_DIR]   (default target/bench/logs)
@@ -45,5 +48,19 @@ for f in /var/log/dpkg.log /var/log/apt/history.log /var/log/apt/term.log; do
     if [ -r "$f" ]; then cat "$f" >>"$tmp/dpkg.log"; fi
 done
 if [ -s "$tmp/dpkg.log" ]; then mv "$tmp/dpkg.log" "$out/dpkg-apt.log"; fi
+
+rm -f "$out/access.log"
+if command -v wget >/dev/null && [ -d /usr/share/doc ]; then
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    python3 -m http.server --bind 127.0.0.1 --directory /usr/share/doc "$port" >/dev/null 2>"$tmp/access.log" &
+    server=$!
+    # Until it answers (at most 5 s), then the crawl; the server stops either way.
+    i=0
+    until wget -q -O /dev/null "http://127.0.0.1:$port/" || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+    wget -q -r -l 2 -P "$tmp/www" "http://127.0.0.1:$port/" || true
+    kill "$server"
+    wait "$server" 2>/dev/null || true
+    if [ -s "$tmp/access.log" ]; then mv "$tmp/access.log" "$out/access.log"; fi
+fi
 
 ls -l "$out"

@@ -86,10 +86,11 @@ pub fn warm() {
     shared();
 }
 
-/// A pack's keyword automata.
+/// A pack's keyword automata, and their patterns by the ids hits carry
+/// (to build a DFA over all of them, see [`Self::patterns`]).
 pub(super) enum Keywords {
     /// One automaton over the pack's keywords, with their own ids.
-    Own(AhoCorasick),
+    Own { automaton: AhoCorasick, patterns: Vec<String> },
     /// The shared automaton (its pattern ids come first) and one over the
     /// pack's other keywords (ids from the shared list's length on).
     Shared { shared: &'static Shared, extra: Option<AhoCorasick>, extra_patterns: Vec<String> },
@@ -104,10 +105,23 @@ pub(super) struct Mapped {
     pub len: usize,
 }
 
+impl Mapped {
+    /// `by_own`, one value per pattern of the pack (in its order), moved to
+    /// the ids its hits carry; the shared automaton's other ids get the
+    /// default (no rule, not an error word).
+    pub(super) fn remap<T: Clone + Default>(&self, by_own: Vec<T>) -> Vec<T> {
+        let mut out = vec![T::default(); self.len];
+        for (v, &id) in by_own.into_iter().zip(&self.ids) {
+            out[id] = v;
+        }
+        out
+    }
+}
+
 impl Keywords {
     /// The automata for a pack's `patterns` (lower-cased, each once): the
     /// shared one when the pack carries at least half of its patterns.
-    pub(super) fn build(patterns: &[String]) -> Result<Mapped, aho_corasick::BuildError> {
+    pub(super) fn build(patterns: Vec<String>) -> Result<Mapped, aho_corasick::BuildError> {
         if let Some(s) = shared() {
             let own: HashMap<&str, usize> = patterns.iter().enumerate().map(|(i, p)| (p.as_str(), i)).collect();
             let mut ids = vec![usize::MAX; patterns.len()];
@@ -133,14 +147,15 @@ impl Keywords {
                 return Ok(Mapped { keywords: Keywords::Shared { shared: s, extra, extra_patterns }, ids, len });
             }
         }
-        let own = keyword_automaton(patterns, AhoCorasickKind::ContiguousNFA)?;
-        Ok(Mapped { keywords: Keywords::Own(own), ids: (0..patterns.len()).collect(), len: patterns.len() })
+        let automaton = keyword_automaton(&patterns, AhoCorasickKind::ContiguousNFA)?;
+        let (ids, len) = ((0..patterns.len()).collect(), patterns.len());
+        Ok(Mapped { keywords: Keywords::Own { automaton, patterns }, ids, len })
     }
 
     /// Every pattern, by the ids hits carry (for a DFA over all of them).
-    pub(super) fn patterns(&self, own: &[String]) -> Vec<String> {
+    pub(super) fn patterns(&self) -> Vec<String> {
         match self {
-            Keywords::Own(_) => own.to_vec(),
+            Keywords::Own { patterns, .. } => patterns.clone(),
             Keywords::Shared { shared, extra_patterns, .. } => {
                 shared.lines.lines().map(str::to_string).chain(extra_patterns.iter().cloned()).collect()
             }
@@ -151,7 +166,7 @@ impl Keywords {
     /// automaton's order; at equal ends the shared automaton's first).
     pub(super) fn hits<'t>(&'t self, text: &'t str) -> Box<dyn Iterator<Item = Match> + 't> {
         match self {
-            Keywords::Own(ac) => Box::new(ac.find_overlapping_iter(text)),
+            Keywords::Own { automaton, .. } => Box::new(automaton.find_overlapping_iter(text)),
             Keywords::Shared { shared, extra: None, .. } => Box::new(shared.automaton.find_overlapping_iter(text)),
             Keywords::Shared { shared, extra: Some(extra), .. } => {
                 let offset = shared.len;
@@ -198,11 +213,12 @@ mod tests {
         let mut patterns: Vec<String> = s.lines.lines().rev().map(str::to_string).collect();
         patterns.push("acme_".into());
         patterns.push("ken=ab".into());
-        let mapped = Keywords::build(&patterns).unwrap();
+        let mapped = Keywords::build(patterns.clone()).unwrap();
         assert!(matches!(mapped.keywords, Keywords::Shared { extra: Some(_), .. }));
-        let own = Keywords::Own(keyword_automaton(&patterns, AhoCorasickKind::ContiguousNFA).unwrap());
+        let automaton = keyword_automaton(&patterns, AhoCorasickKind::ContiguousNFA).unwrap();
+        let own = Keywords::Own { automaton, patterns: patterns.clone() };
         let text = "export GITHUB_TOKEN=abc acme_x1 password: hunter2 ERROR failed\nTOKEN=AB sk_live_q ghp_x";
-        let all = mapped.keywords.patterns(&patterns);
+        let all = mapped.keywords.patterns();
         let mut shared_hits = hits(&mapped.keywords, &all, text);
         let mut own_hits = hits(&own, &patterns, text);
         assert!(shared_hits.iter().any(|h| h.0 == "acme_") && shared_hits.iter().any(|h| h.0 == "ken=ab"));
@@ -210,16 +226,21 @@ mod tests {
         shared_hits.sort();
         own_hits.sort();
         assert_eq!(shared_hits, own_hits);
-        // Each of the pack's ids maps to its pattern.
+        // Each of the pack's ids maps to its pattern, and what rides on it moves along.
         for (i, p) in patterns.iter().enumerate() {
             assert_eq!(&all[mapped.ids[i]], p);
+        }
+        let moved = mapped.remap(patterns.clone());
+        assert_eq!(moved.len(), all.len());
+        for (id, p) in moved.iter().enumerate() {
+            assert!(p.is_empty() || p == &all[id], "{id}: {p}");
         }
     }
 
     #[test]
     fn a_pack_of_few_keywords_builds_its_own() {
-        let mapped = Keywords::build(&["acme_".to_string(), "token".to_string()]).unwrap();
-        assert!(matches!(mapped.keywords, Keywords::Own(_)));
+        let mapped = Keywords::build(vec!["acme_".to_string(), "token".to_string()]).unwrap();
+        assert!(matches!(mapped.keywords, Keywords::Own { .. }));
         assert_eq!(mapped.ids, vec![0, 1]);
     }
 }

@@ -120,9 +120,6 @@ pub struct Ruleset {
     /// The same keywords as a DFA, built on the first text of at least
     /// [`DFA_MIN_TEXT`] bytes (see there).
     pub(super) keywords_dfa: OnceLock<Option<AhoCorasick>>,
-    /// The pack's keyword patterns that are not the shared automaton's
-    /// (all of them for an own automaton), kept to build the DFA.
-    pub(super) patterns: Vec<String>,
     /// keyword pattern index → rule indices
     pub(super) keyword_rules: Vec<Vec<usize>>,
     /// keyword pattern index → whether it is an error word
@@ -300,18 +297,9 @@ impl Ruleset {
         patterns.sort_by_key(|(_, i)| *i);
         let patterns: Vec<String> = patterns.into_iter().map(|(k, _)| k).collect();
         // Hits carry the automata's ids: the rules and error words move to them.
-        let mapped = Keywords::build(&patterns).map_err(|e| format!("keywords: {e}"))?;
-        let mut by_id: Vec<Vec<usize>> = vec![Vec::new(); mapped.len];
-        let mut error_by_id = vec![false; mapped.len];
-        for (own, &id) in mapped.ids.iter().enumerate() {
-            by_id[id] = std::mem::take(&mut keyword_rules[own]);
-            error_by_id[id] = error_word[own];
-        }
-        let (keyword_rules, error_word, keywords) = (by_id, error_by_id, mapped.keywords);
-        let patterns = match &keywords {
-            Keywords::Own(_) => patterns,
-            Keywords::Shared { .. } => Vec::new(),
-        };
+        let mapped = Keywords::build(patterns).map_err(|e| format!("keywords: {e}"))?;
+        let (keyword_rules, error_word) = (mapped.remap(keyword_rules), mapped.remap(error_word));
+        let keywords = mapped.keywords;
         let global_allow = Lazy::new("global allowlist".into(), &set.allow_regexes);
         let generic_allow = Lazy::new("generic allowlist".into(), &set.generic.allow_regexes);
         let code_shape = crate::pack_api::GenericValues { allow_regexes: Vec::new(), ..set.generic.clone() };
@@ -340,7 +328,6 @@ impl Ruleset {
             rules,
             keywords,
             keywords_dfa: OnceLock::new(),
-            patterns,
             keyword_rules,
             error_word,
             unanchored,

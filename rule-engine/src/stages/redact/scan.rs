@@ -170,9 +170,7 @@ impl Ruleset {
         let dfa = (text.len() >= DFA_MIN_TEXT)
             .then(|| {
                 self.keywords_dfa
-                    .get_or_init(|| {
-                        keyword_automaton(self.keywords.patterns(&self.patterns), AhoCorasickKind::DFA).ok()
-                    })
+                    .get_or_init(|| keyword_automaton(self.keywords.patterns(), AhoCorasickKind::DFA).ok())
                     .as_ref()
             })
             .flatten();

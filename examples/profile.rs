@@ -184,7 +184,7 @@ fn main() {
                 }
                 costs.push((per(t), rule.id.clone(), spans));
             }
-            costs.sort_by(|a, b| b.0.cmp(&a.0));
+            costs.sort_by_key(|c| std::cmp::Reverse(c.0));
             let total: std::time::Duration = costs.iter().map(|c| c.0).sum();
             println!("{} rules alone on {path} ({} bytes): {total:?} in all", costs.len(), data.len());
             for (d, id, spans) in costs.iter().take(20) {

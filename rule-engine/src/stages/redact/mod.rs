@@ -53,8 +53,9 @@
 //! (which the pack builder runs) refuses a regex regex-lite does not
 //! accept, so the rule format stays that small dialect. ASCII texts of
 //! [`FAST_MIN_TEXT`] bytes and more run on the `regex` crate's engines,
-//! which tiktoken-rs already links into the component; all other texts on
-//! regex-lite. regex-lite has only a PikeVM: on text where every line holds
+//! which tiktoken-rs already links into the component, and so does a
+//! shorter ASCII text for each rule a long text has compiled there (a
+//! decoded candidate in a stream); all other texts on regex-lite. regex-lite has only a PikeVM: on text where every line holds
 //! a secret it held redaction to 1.9× gitleaks' speed, the lazy DFA here
 //! to 14× (docs/benchmarks.md). But an instance that uses the `regex` crate
 //! holds ~0.1 MiB more, and a host keeps an instance per tenant, most of

@@ -23,7 +23,8 @@ pub const DEFAULT_WINDOW: usize = 256;
 /// text. The same as [`FAST_MIN_TEXT`]: an instance past it holds the
 /// larger engines for both.
 pub const DFA_MIN_TEXT: usize = 64 << 10;
-/// ASCII texts at least this long run on the `regex` crate's engines;
+/// ASCII texts at least this long run on the `regex` crate's engines (and
+/// shorter ASCII texts too, for the rules a long one compiled there);
 /// others on regex-lite's. On ASCII text the two give the same matches
 /// (see the module docs), so which one ran never shows in the output. The
 /// `regex` crate is several times faster on text dense with secrets, but an

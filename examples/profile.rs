@@ -38,6 +38,11 @@ mod inputs;
 use inputs::{ci_log, dense, service_log, varied_log};
 
 fn native_pack() -> CompiledPack {
+    pack_of(RulesFile::defaults().expect("default rules").to_rule_set())
+}
+
+/// A native pack of `rules`.
+fn pack_of(rules: result_sanitizer_rule_engine::pack_api::RuleSet) -> CompiledPack {
     let info = PackInfo {
         name: "default".into(),
         version: "0".into(),
@@ -45,8 +50,7 @@ fn native_pack() -> CompiledPack {
         wit_version: "0.1.0".into(),
         description: String::new(),
     };
-    let rules = RulesFile::defaults().expect("default rules").to_rule_set();
-    CompiledPack::new(Box::new(StaticRules { info, rules })).expect("default pack")
+    CompiledPack::new(Box::new(StaticRules { info, rules })).expect("a pack of the default rules")
 }
 
 /// What the CLI's `redact` does with `data` (one last step of its stream),
@@ -169,14 +173,7 @@ fn main() {
             for rule in &all.rules {
                 let mut rules = all.clone();
                 rules.rules = vec![rule.clone()];
-                let info = PackInfo {
-                    name: "one".into(),
-                    version: "0".into(),
-                    tenant: "*".into(),
-                    wit_version: "0.1.0".into(),
-                    description: String::new(),
-                };
-                let pack = CompiledPack::new(Box::new(StaticRules { info, rules })).expect("one-rule pack");
+                let pack = pack_of(rules);
                 let spans = redact_once(&pack, &data);
                 let t = Instant::now();
                 for _ in 0..n {

@@ -85,7 +85,7 @@ pub struct CompiledPack {
     /// Compiled declarative rules, the platform's first.
     pub ruleset: Ruleset,
     /// The merged declarative data: per-tool budgets, lenient tools (the
-    /// platform's), path roots.
+    /// platform's), path roots. Its rules moved into [`Self::ruleset`].
     pub rules: RuleSet,
     /// Tools whose output the tenant's own generic rules treat leniently.
     pub tenant_lenient_tools: Vec<String>,
@@ -134,7 +134,7 @@ impl CompiledPack {
                 i + 1
             )));
         }
-        let merged = merge(p, t);
+        let mut merged = merge(p, t);
         // Merging copies a tenant's allowlist onto each of its rules: the
         // host's size bound is on each pack, this one on what they make.
         let size = merged_bytes(&merged.rules);
@@ -143,7 +143,7 @@ impl CompiledPack {
                 "the platform's and the tenant's rules merge to {size} bytes of patterns, over {MAX_MERGED_BYTES}"
             )));
         }
-        let mut ruleset = Ruleset::compile(&merged.rules).map_err(SanitizeError::InvalidPack)?;
+        let mut ruleset = Ruleset::compile(&mut merged.rules).map_err(SanitizeError::InvalidPack)?;
         ruleset.mark_tenant_from(merged.tenant_from);
         let mut detectors: Vec<Box<dyn RuleSource>> = Vec::new();
         if platform.has_detect() {
@@ -490,13 +490,13 @@ mod tests {
     #[test]
     fn one_pack_for_both_counts_once() {
         let p = CompiledPack::layered(Box::new(platform()), Box::new(platform())).unwrap();
-        assert_eq!(p.rules.rules.len(), 2);
+        assert_eq!(p.ruleset.rule_count(), 2);
         // A tenant pack built with the defaults: its copies of the
         // platform's rules are dropped, its own rule stays.
         let mut t = platform().rules;
         t.rules.push(acme_rule());
         let p = CompiledPack::layered(Box::new(platform()), tenant(t)).unwrap();
-        assert_eq!(p.rules.rules.len(), 3);
+        assert_eq!(p.ruleset.rule_count(), 3);
         assert_eq!(p.info.name, "acme");
         assert_eq!(p.platform.name, "t");
     }

@@ -56,11 +56,13 @@ pub(super) struct CompiledRule {
     pub(super) keywords: Vec<String>,
     /// Where matches can start (see [`super::analysis::Anchor`]) and the source of the
     /// `\A`-anchored form; worked out on the rule's first keyword hit.
-    pub(super) plan: OnceLock<Plan>,
+    /// (Boxed, as the compiled forms below are: most rules never hit in an
+    /// instance, and a pointer is all they hold of these.)
+    pub(super) plan: OnceLock<Box<Plan>>,
     /// The regex (or its anchored form), compiled on first use: for the
     /// `regex` crate, and for regex-lite.
-    pub(super) compiled: OnceLock<Option<Compiled>>,
-    pub(super) lite: OnceLock<Option<regex_lite::Regex>>,
+    pub(super) compiled: OnceLock<Option<Box<Compiled>>>,
+    pub(super) lite: OnceLock<Option<Box<regex_lite::Regex>>>,
     pub(super) secret_group: usize,
     pub(super) entropy: Option<f32>,
     pub(super) window: usize,
@@ -73,23 +75,25 @@ pub(super) struct CompiledRule {
 /// in a given instance, and compiling a pack's allowlists up front cost
 /// about a third of a fresh instance's start (docs/benchmarks.md).
 pub(super) struct Lazy {
-    pub(super) what: String,
     pub(super) src: Vec<String>,
-    pub(super) compiled: OnceLock<Result<Vec<Regex>, String>>,
-    pub(super) lite: OnceLock<Result<Vec<regex_lite::Regex>, String>>,
+    pub(super) compiled: OnceLock<Box<Result<Vec<Regex>, String>>>,
+    pub(super) lite: OnceLock<Box<Result<Vec<regex_lite::Regex>, String>>>,
 }
 
 impl Lazy {
-    pub(super) fn new(what: String, src: &[String]) -> Self {
-        Self { what, src: src.to_vec(), compiled: OnceLock::new(), lite: OnceLock::new() }
+    pub(super) fn new(src: Vec<String>) -> Self {
+        Self { src, compiled: OnceLock::new(), lite: OnceLock::new() }
     }
 
     /// Whether any regex of the list matches `s`, on the engine of the scan.
+    /// An error starts with `allowlist:`; the caller names whose list it is
+    /// (see [`Whose`]: a name kept per rule would cost each instance a
+    /// string per rule).
     pub(super) fn matches(&self, s: &str, fast: bool) -> Result<bool, String> {
         if fast {
             return self.get().map(|l| l.iter().any(|a| a.is_match(s.as_bytes())));
         }
-        let lite = self.lite.get_or_init(|| self.src.iter().map(|a| lite_regex(&self.what, a)).collect());
+        let lite = self.lite.get_or_init(|| Box::new(self.src.iter().map(|a| lite_regex(ALLOWLIST, a)).collect()));
         lite.as_deref().map(|l| l.iter().any(|a| a.is_match(s))).map_err(Clone::clone)
     }
 
@@ -102,13 +106,36 @@ impl Lazy {
                 if self.src.len() > 1 {
                     let one: Vec<String> = self.src.iter().map(|a| format!("(?:{a})")).collect();
                     if let Ok(re) = byte_regex(&one.join("|"), false) {
-                        return Ok(vec![re]);
+                        return Box::new(Ok(vec![re]));
                     }
                 }
-                self.src.iter().map(|a| compile_regex(&self.what, a)).collect()
+                Box::new(self.src.iter().map(|a| compile_regex(ALLOWLIST, a)).collect())
             })
+            .as_ref()
             .as_deref()
             .map_err(Clone::clone)
+    }
+}
+
+/// What a [`Lazy`]'s errors start with.
+const ALLOWLIST: &str = "allowlist";
+
+/// Whose allowlist a [`Lazy`] is, for its errors.
+#[derive(Clone, Copy)]
+pub(super) enum Whose<'r> {
+    Rule(&'r str),
+    Global,
+    Generic,
+}
+
+impl Whose<'_> {
+    /// A [`Lazy`]'s error `e` (it starts with [`ALLOWLIST`]), naming the list.
+    pub(super) fn error(self, e: String) -> String {
+        match self {
+            Whose::Rule(id) => format!("rule `{id}` {e}"),
+            Whose::Global => format!("global {e}"),
+            Whose::Generic => format!("generic {e}"),
+        }
     }
 }
 
@@ -227,13 +254,21 @@ pub(super) enum Split {
 }
 
 impl Ruleset {
-    /// Compiles a rule set; errors name the rule.
-    pub fn compile(set: &RuleSet) -> Result<Self, String> {
-        let mut rules = Vec::with_capacity(set.rules.len());
+    /// Compiles a rule set; errors name the rule. The rules move out of
+    /// `set` (its set-wide fields stay): an instance holds each rule's text
+    /// once, in its compiled form, not also in the set it came from (with a
+    /// thousand tenants, each instance's heap counts).
+    pub fn compile(set: &mut RuleSet) -> Result<Self, String> {
+        let given = std::mem::take(&mut set.rules);
+        let mut rules = Vec::with_capacity(given.len());
         let mut kw_index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
         let mut unanchored = Vec::new();
-        for (i, r) in set.rules.iter().enumerate() {
+        // The first rule of an id decides what its spans become: a
+        // platform rule comes before any tenant rule of its id, so a tenant
+        // cannot relabel the platform's redactions.
+        let mut replacements: Vec<(String, String)> = Vec::new();
+        for (i, r) in given.into_iter().enumerate() {
             if !crate::valid_rule_id(&r.id) {
                 // The id is not quoted: it is what is wrong, and may hold anything.
                 return Err(format!("rule {}: {}", i + 1, crate::RULE_ID_FORM));
@@ -245,11 +280,17 @@ impl Ruleset {
                     return Err(format!("rule `{}`: {}", r.id, crate::REPLACEMENT_FORM));
                 }
             }
-            let allow = Lazy::new(format!("rule `{}` allowlist", r.id), &r.allow_regexes);
+            if let Some(with) = r.replacement {
+                if !rules.iter().any(|c: &CompiledRule| c.id == r.id) {
+                    replacements.push((r.id.clone(), with));
+                }
+            }
+            let allow = Lazy::new(r.allow_regexes);
             if r.keywords.is_empty() {
                 unanchored.push(i);
             }
-            let keywords: Vec<String> = r.keywords.iter().map(|k| k.to_ascii_lowercase()).collect();
+            let mut keywords = r.keywords;
+            keywords.iter_mut().for_each(|k| k.make_ascii_lowercase());
             for k in &keywords {
                 if k.is_empty() {
                     return Err(format!("rule `{}`: empty keyword", r.id));
@@ -261,13 +302,15 @@ impl Ruleset {
                 }
                 keyword_rules[idx].push(i);
             }
+            let mut stopwords = r.stopwords;
+            stopwords.iter_mut().for_each(|s| s.make_ascii_lowercase());
             rules.push(CompiledRule {
-                src: r.regex.clone(),
+                src: r.regex,
                 keywords,
                 plan: OnceLock::new(),
                 compiled: OnceLock::new(),
                 lite: OnceLock::new(),
-                id: r.id.clone(),
+                id: r.id,
                 // A scrubbed literal (`99812`) is no secret to seek elsewhere.
                 propagate: r.kind == crate::pack_api::RuleKind::Secret && !r.errors_only,
                 path: r.kind == crate::pack_api::RuleKind::Path,
@@ -279,7 +322,7 @@ impl Ruleset {
                 entropy: r.entropy,
                 window: if r.window == 0 { DEFAULT_WINDOW } else { r.window as usize },
                 allow,
-                stopwords: r.stopwords.iter().map(|s| s.to_ascii_lowercase()).collect(),
+                stopwords,
             });
         }
         // The error words ride along in the same pass: a drain reads its
@@ -301,8 +344,8 @@ impl Ruleset {
         let mapped = Keywords::build(patterns).map_err(|e| format!("keywords: {e}"))?;
         let (keyword_rules, error_word) = (mapped.remap(keyword_rules), mapped.remap(error_word));
         let keywords = mapped.keywords;
-        let global_allow = Lazy::new("global allowlist".into(), &set.allow_regexes);
-        let generic_allow = Lazy::new("generic allowlist".into(), &set.generic.allow_regexes);
+        let global_allow = Lazy::new(set.allow_regexes.clone());
+        let generic_allow = Lazy::new(set.generic.allow_regexes.clone());
         let code_shape = crate::pack_api::GenericValues { allow_regexes: Vec::new(), ..set.generic.clone() };
         // Roots are read once over the text: the smaller NFA.
         let roots = literal_automaton(
@@ -313,18 +356,6 @@ impl Ruleset {
             "path roots",
         )?;
         let stopwords = set.stopwords.clone();
-        // The first rule of an id decides what its spans become: a
-        // platform rule comes before any tenant rule of its id, so a tenant
-        // cannot relabel the platform's redactions.
-        let mut replacements: Vec<(String, String)> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        for r in &set.rules {
-            if seen.insert(r.id.as_str()) {
-                if let Some(with) = &r.replacement {
-                    replacements.push((r.id.clone(), with.clone()));
-                }
-            }
-        }
         Ok(Self {
             rules,
             keywords,
@@ -352,6 +383,11 @@ impl Ruleset {
         }
     }
 
+    /// How many rules it holds.
+    pub fn rule_count(&self) -> usize {
+        self.rules.len()
+    }
+
     /// Marks the rules from index `from` on as the tenant's.
     pub fn mark_tenant_from(&mut self, from: usize) {
         self.rules.iter_mut().skip(from).for_each(|r| r.tenant = true);
@@ -362,8 +398,8 @@ impl Ruleset {
     /// regex is regex-lite syntax, the rule format's dialect (see the
     /// module docs).
     pub fn compile_all(&self) -> Result<(), String> {
-        for l in self.rules.iter().map(|r| &r.allow).chain([&self.global_allow, &self.generic_allow]) {
-            l.get()?;
+        for (i, l) in self.allowlists() {
+            l.get().map_err(|e| i.error(e))?;
         }
         self.stopwords();
         for r in &self.rules {
@@ -372,14 +408,21 @@ impl Ruleset {
         if let Some(e) = self.error() {
             return Err(e);
         }
-        for l in self.rules.iter().map(|r| &r.allow).chain([&self.global_allow, &self.generic_allow]) {
-            l.matches("", false)?;
+        for (i, l) in self.allowlists() {
+            l.matches("", false).map_err(|e| i.error(e))?;
         }
         for r in &self.rules {
             lite_regex(&format!("rule `{}`", r.id), &r.src)?;
             self.lite(r);
         }
         self.error().map_or(Ok(()), Err)
+    }
+
+    /// Every allowlist, and whose it is: a rule's (`Some`), or the global
+    /// and the generic list (`None`).
+    fn allowlists(&self) -> impl Iterator<Item = (Whose<'_>, &Lazy)> {
+        let rules = self.rules.iter().map(|r| (Whose::Rule(&r.id), &r.allow));
+        rules.chain([(Whose::Global, &self.global_allow), (Whose::Generic, &self.generic_allow)])
     }
 
     /// The first rule that failed to compile on use, if any: the pack is
@@ -396,13 +439,13 @@ impl Ruleset {
     }
 
     pub(super) fn plan<'r>(&self, rule: &'r CompiledRule) -> &'r Plan {
-        rule.plan.get_or_init(|| analysis::plan(&rule.src, &rule.keywords, rule.secret_group))
+        rule.plan.get_or_init(|| Box::new(analysis::plan(&rule.src, &rule.keywords, rule.secret_group)))
     }
 
     /// [`Self::regexes`] if they are already made, without making them:
     /// a short text runs them only if a long one made them.
     pub(super) fn compiled<'r>(&self, rule: &'r CompiledRule) -> Option<&'r Compiled> {
-        rule.compiled.get().and_then(Option::as_ref)
+        rule.compiled.get().and_then(Option::as_deref)
     }
 
     pub(super) fn regexes<'r>(&self, rule: &'r CompiledRule) -> Option<&'r Compiled> {
@@ -434,9 +477,9 @@ impl Ruleset {
                     }
                     Ok(c)
                 });
-                checked.map_err(|e| self.record_error(e)).ok()
+                checked.map(Box::new).map_err(|e| self.record_error(e)).ok()
             })
-            .as_ref()
+            .as_deref()
     }
 
     /// The rule's regex (or its anchored form) for regex-lite.
@@ -444,9 +487,9 @@ impl Ruleset {
         rule.lite
             .get_or_init(|| {
                 let src = self.plan(rule).anchored.as_deref().unwrap_or(&rule.src);
-                lite_regex(&format!("rule `{}`", rule.id), src).map_err(|e| self.record_error(e)).ok()
+                lite_regex(&format!("rule `{}`", rule.id), src).map(Box::new).map_err(|e| self.record_error(e)).ok()
             })
-            .as_ref()
+            .as_deref()
     }
 }
 
@@ -501,7 +544,7 @@ pub(super) mod tests {
 
     #[test]
     fn engines_agree_on_ascii_text() {
-        let rs = Ruleset::compile(&set(vec![
+        let rs = Ruleset::compile(&mut set(vec![
             rule("gh", r"\b(ghp_[A-Za-z0-9]{8})\b", &["ghp_"], 1),
             rule("env", r#"(?i)(?:password|token)["']?\s*[:=]\s*["']?([^\s"',;]{6,20})"#, &["password", "token"], 1),
             rule("ini", r"(?im)^\s*[a-z_]*secret\s*=\s*(\S{6,})\s*$", &["secret"], 1),
@@ -546,7 +589,7 @@ pub(super) mod tests {
             "token: caf\u{e9}-not-ascii password=hunter2hunter",
         ];
         let bounds = |rs: &Ruleset, t: &str| rs.scan(t, &[]).iter().map(|s| (s.start, s.end)).collect::<Vec<_>>();
-        let rs = Ruleset::compile(&s).unwrap();
+        let rs = Ruleset::compile(&mut s.clone()).unwrap();
         let before: Vec<_> = texts.iter().map(|t| bounds(&rs, t)).collect();
         assert!(rs.rules.iter().all(|r| r.compiled.get().is_none()), "short texts ran on regex-lite");
         // The non-ASCII text first: a multi-line rule's match could reach
@@ -568,7 +611,7 @@ pub(super) mod tests {
         // Long text with some non-ASCII lines runs the `regex` crate on its
         // ASCII lines and regex-lite where a match could reach a non-ASCII
         // byte: the same spans as regex-lite alone.
-        let rs = Ruleset::compile(&set(vec![
+        let rs = Ruleset::compile(&mut set(vec![
             rule("gh", r"\b(ghp_[A-Za-z0-9]{8})\b", &["ghp_"], 1),
             rule(
                 "env",
@@ -598,7 +641,7 @@ pub(super) mod tests {
     fn non_ascii_text_runs_on_regex_lite() {
         // Counts are characters, long text or not: the `regex` crate runs
         // only on ASCII text, where bytes are characters.
-        let rs = Ruleset::compile(&set(vec![rule("pw", r"pw=([^\s]{1,3})", &["pw="], 1)])).unwrap();
+        let rs = Ruleset::compile(&mut set(vec![rule("pw", r"pw=([^\s]{1,3})", &["pw="], 1)])).unwrap();
         let text = "pw=éééé end";
         let long = format!("{text}\n{}", ".".repeat(FAST_MIN_TEXT));
         for t in [text, long.as_str()] {
@@ -614,14 +657,35 @@ pub(super) mod tests {
 
     #[test]
     fn bad_regex_names_the_rule() {
-        let err = Ruleset::compile(&set(vec![rule("broken", "(", &["x"], 0)])).unwrap().compile_all().err().unwrap();
+        let err =
+            Ruleset::compile(&mut set(vec![rule("broken", "(", &["x"], 0)])).unwrap().compile_all().err().unwrap();
         assert!(err.contains("broken"), "{err}");
         // The `regex` crate takes `\p{L}`; the rule format does not.
-        let err = Ruleset::compile(&set(vec![rule("unicode", r"x(\p{L}+)", &["x"], 1)]))
+        let err = Ruleset::compile(&mut set(vec![rule("unicode", r"x(\p{L}+)", &["x"], 1)]))
             .unwrap()
             .compile_all()
             .err()
             .unwrap();
         assert!(err.contains("unicode") && err.contains("not regex-lite syntax"), "{err}");
+    }
+
+    #[test]
+    fn bad_allowlist_names_its_list() {
+        let mut bad = rule("listed", r"k=(\w+)", &["k="], 1);
+        bad.allow_regexes = vec!["(".into()];
+        let err = Ruleset::compile(&mut set(vec![bad.clone()])).unwrap().compile_all().err().unwrap();
+        assert!(err.starts_with("rule `listed` allowlist: "), "{err}");
+        // Met on use, in a scan: the pack reports it as unusable.
+        let rs = Ruleset::compile(&mut set(vec![bad])).unwrap();
+        rs.scan("k=abcdef", &[]);
+        assert!(rs.error().is_some_and(|e| e.starts_with("rule `listed` allowlist: ")), "{:?}", rs.error());
+        let mut global = set(vec![]);
+        global.allow_regexes = vec!["(".into()];
+        let err = Ruleset::compile(&mut global).unwrap().compile_all().err().unwrap();
+        assert!(err.starts_with("global allowlist: "), "{err}");
+        let mut generic = set(vec![]);
+        generic.generic.allow_regexes = vec!["[".into()];
+        let err = Ruleset::compile(&mut generic).unwrap().compile_all().err().unwrap();
+        assert!(err.starts_with("generic allowlist: "), "{err}");
     }
 }

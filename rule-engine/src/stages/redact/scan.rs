@@ -615,7 +615,7 @@ pub(super) mod tests {
 
     #[test]
     fn keyword_windows_find_secrets_and_merge() {
-        let rs = Ruleset::compile(&set(vec![
+        let rs = Ruleset::compile(&mut set(vec![
             rule("aws", r"\b(AKIA[0-9A-Z]{16})\b", &["akia"], 1),
             rule("pw", r"(?i)password=(\S+)", &["password"], 1),
         ]))
@@ -646,7 +646,7 @@ pub(super) mod tests {
         // P's own preferred match is not always the one the whole regex
         // takes: `"abcde` needs the quote in the secret to reach 6 bytes.
         let re = r#"(?i)token["']?\s*[:=]\s*["']?([^\s]{6,})"#;
-        let rs = Ruleset::compile(&set(vec![rule("t", re, &["token"], 1)])).unwrap();
+        let rs = Ruleset::compile(&mut set(vec![rule("t", re, &["token"], 1)])).unwrap();
         let full = Regex::new(re).unwrap();
         for text in [
             "token: \"abcde",
@@ -670,9 +670,13 @@ pub(super) mod tests {
 
     #[test]
     fn line_start_rules_find_what_a_search_finds() {
-        let rs =
-            Ruleset::compile(&set(vec![rule("ini", r"(?im)^\s*[a-z_]*password\s*=\s*(\S{6,})\s*$", &["password"], 1)]))
-                .unwrap();
+        let rs = Ruleset::compile(&mut set(vec![rule(
+            "ini",
+            r"(?im)^\s*[a-z_]*password\s*=\s*(\S{6,})\s*$",
+            &["password"],
+            1,
+        )]))
+        .unwrap();
         let text = "[db]\nhost = x\n  DB_PASSWORD = hunter2hunter\nx password = nope nope\npassword=qkvwzmrt\n";
         let found: Vec<&str> = rs.scan(text, &[]).iter().map(|s| &text[s.start..s.end]).collect();
         assert_eq!(found, ["hunter2hunter", "qkvwzmrt"]);
@@ -689,7 +693,7 @@ pub(super) mod tests {
 
     #[test]
     fn custom_findings_are_checked() {
-        let rs = Ruleset::compile(&set(vec![])).unwrap();
+        let rs = Ruleset::compile(&mut set(vec![])).unwrap();
         let text = "héllo";
         let f = |s, e| Finding { rule_id: "c".into(), start: s, end: e };
         assert!(rs.scan(text, &[f(0, 100), f(2, 3), f(3, 3)]).is_empty());

@@ -4,7 +4,7 @@
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
-use super::rules::{literal_automaton, CompiledRule, Lazy, Ruleset};
+use super::rules::{literal_automaton, CompiledRule, Lazy, Ruleset, Whose};
 
 impl Ruleset {
     /// The global stopwords, built on the first candidate (an instance
@@ -56,16 +56,16 @@ impl Ruleset {
                 return false;
             }
         }
-        let allow = |l: &Lazy| match l.matches(secret, fast) {
+        let allow = |l: &Lazy, whose: Whose| match l.matches(secret, fast) {
             Ok(m) => m,
             Err(e) => {
-                self.record_error(e);
+                self.record_error(whose.error(e));
                 false
             }
         };
         // A generic rule's candidate also must not be a shape of code.
-        let generic = rule.strict_only && allow(&self.generic_allow);
-        !(allow(&rule.allow) || (global && allow(&self.global_allow)) || generic)
+        let generic = rule.strict_only && allow(&self.generic_allow, Whose::Generic);
+        !(allow(&rule.allow, Whose::Rule(&rule.id)) || (global && allow(&self.global_allow, Whose::Global)) || generic)
     }
 
     /// Whether a generic rule's value in source code is shaped like a

@@ -239,6 +239,44 @@ fn a_pack_with_code_from_the_rust_template() {
     assert_eq!(text, format!("good [REDACTED:acme-live-token] bad {bad}"));
 }
 
+/// One pack on both imports (no tenant pack: the CLI's default; an
+/// operator's pack serving as its own tenant) is one layer. The host
+/// answers the tenant import as an empty layer instead of lifting the rule
+/// set a second time; the result is byte for byte the one the pipeline
+/// makes when it finds the same pack on both imports itself (a signed
+/// copy: other bytes, the same rules and code). A pack of rules and one of
+/// code.
+#[test]
+fn one_pack_on_both_imports_is_one_layer() {
+    let core =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/wasm32-unknown-unknown/release/pack_template.wasm");
+    let core = std::fs::read(&core).expect("the pack template is built by `make build`");
+    let mut s = Sanitizer::new(Limits::default()).unwrap();
+    let rf = RulesFile::defaults().unwrap();
+    let rules = pack_build::build(&rf, &rf.identity(None, None, None).unwrap()).unwrap();
+    let code = s.wrap_pack_core(&core).unwrap();
+    let head = "acme_live_ABCDEFGHIJKLMNOPQRSTUVWX";
+    let input = format!(
+        "live {head}{:08x}\naws AKIA{}\nDB_PASSWORD={}\n",
+        crc32(head.as_bytes()),
+        "Z7QX4MBN2KT5WYHR",
+        "Xk9mQ2vLp7zzR4"
+    );
+    let key = SecretKey::generate();
+    for (wasm, name, found) in [(rules, "default", "aws-access-key-id"), (code, "acme-code", "acme-live-token")] {
+        let platform = Arc::new(s.load_pack_unverified(&wasm).unwrap());
+        s.set_platform_pack(platform.clone());
+        let copy = s.load_pack(&signing::sign(&wasm, &key, None, &[]).unwrap(), &policy(&[&key]), Some("acme"), None);
+        let copy = copy.unwrap();
+        let one = s.sanitize_with(&platform, input.as_bytes(), &common::opts("x")).unwrap();
+        let two = s.sanitize_with(&copy, input.as_bytes(), &common::opts("x")).unwrap();
+        assert_eq!(common::json(&one), common::json(&two), "{name}");
+        assert_eq!((one.record.pack_name.as_str(), one.record.platform_name.as_str()), (name, name));
+        let text = common::visible_text(&one, result_sanitizer_host::api::OutputFormat::Mcp);
+        assert_eq!(text.matches(&format!("[REDACTED:{found}]")).count(), 1, "{name}: {text}");
+    }
+}
+
 /// CRC-32 (IEEE), bitwise: an independent check of the template's checksum.
 fn crc32(data: &[u8]) -> u32 {
     let mut crc = !0u32;

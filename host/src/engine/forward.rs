@@ -4,7 +4,8 @@
 //! The pipeline imports `platform` (the platform pack) and `rule-pack` (the
 //! tenant's pack); the host satisfies both with host functions that call
 //! the pack instances living in the same store (one instance for both when
-//! no tenant pack is given).
+//! no tenant pack is given; the tenant import then answers as an empty
+//! layer under the platform's identity, see `Host::tenant_is_platform`).
 //! Going through the host, rather than linking the two components
 //! directly, is what lets each pack call run under the pack's own fuel
 //! (and, through `Host::in_pack`, its own memory cap), lets the host record
@@ -46,6 +47,9 @@ fn define(linker: &mut Linker<Host>, interface: &str, which: Which) -> wasmtime:
         Ok((r,))
     })?;
     inst.func_wrap("rules", move |mut s: StoreContextMut<'_, Host>, (): ()| {
+        if which == Which::Tenant && s.data().tenant_is_platform {
+            return Ok((empty_layer(),));
+        }
         let mut r = in_pack(&mut s, which, |s, p| p.result_sanitizer_core_rule_pack().call_rules(s))?;
         let limit = s.data().limits.rule_set_bytes;
         let size = rule_set_bytes(&r);
@@ -62,10 +66,16 @@ fn define(linker: &mut Linker<Host>, interface: &str, which: Which) -> wasmtime:
         Ok((r,))
     })?;
     inst.func_wrap("has-detect", move |mut s: StoreContextMut<'_, Host>, (): ()| {
+        if which == Which::Tenant && s.data().tenant_is_platform {
+            return Ok((false,));
+        }
         let r = in_pack(&mut s, which, |s, p| p.result_sanitizer_core_rule_pack().call_has_detect(s))?;
         Ok((r,))
     })?;
     inst.func_wrap("detect", move |mut s: StoreContextMut<'_, Host>, (text,): (String,)| {
+        if which == Which::Tenant && s.data().tenant_is_platform {
+            return Ok((Vec::<pk::Finding>::new(),));
+        }
         let r: Vec<pk::Finding> =
             in_pack(&mut s, which, |s, p| p.result_sanitizer_core_rule_pack().call_detect(s, &text))?;
         // Bound what a pack can make the pipeline process.
@@ -75,6 +85,31 @@ fn define(linker: &mut Linker<Host>, interface: &str, which: Which) -> wasmtime:
         Ok((r,))
     })?;
     Ok(())
+}
+
+/// The tenant layer of an instance whose tenant import serves the
+/// platform's pack: no rules and no settings of its own (the pipeline's
+/// `empty_rule_set`), so the platform's rules are the whole policy, as
+/// when the pipeline finds one pack on both imports.
+fn empty_layer() -> pk::RuleSet {
+    pk::RuleSet {
+        rules: Vec::new(),
+        allow_regexes: Vec::new(),
+        stopwords: Vec::new(),
+        path_roots: Vec::new(),
+        budgets: Vec::new(),
+        lenient_tools: Vec::new(),
+        generic: pk::GenericValues {
+            allow_regexes: Vec::new(),
+            code_min_length: 0,
+            code_min_entropy: 0.0,
+            code_min_classes: 0,
+        },
+        scrub_tools: Vec::new(),
+        readable_roots: Vec::new(),
+        relax: Vec::new(),
+        pii_tools: Vec::new(),
+    }
 }
 
 /// Size of a rule set as [`Limits::rule_set_bytes`](crate::Limits::rule_set_bytes) counts it.

@@ -45,9 +45,10 @@ impl Instances<'_> {
         store.epoch_deadline_trap();
         let platform = self.platform;
         let tenant = self.instantiate_pack(&mut store, pack)?;
-        let platform_inst =
-            if platform.sha256 == pack.sha256 { tenant.clone() } else { self.instantiate_pack(&mut store, platform)? };
+        let same = platform.sha256 == pack.sha256;
+        let platform_inst = if same { tenant.clone() } else { self.instantiate_pack(&mut store, platform)? };
         let data = store.data_mut();
+        data.tenant_is_platform = same;
         data.tenant = Some(Linked { pack: tenant, name: pack.manifest.name.clone() });
         data.platform = Some(Linked { pack: platform_inst, name: platform.manifest.name.clone() });
         data.grant = pack.grant.clone();

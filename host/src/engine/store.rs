@@ -42,6 +42,12 @@ pub struct Host {
     pub(super) limits: Limits,
     pub(super) platform: Option<Linked>,
     pub(super) tenant: Option<Linked>,
+    /// The tenant import serves the platform's own pack (no tenant pack,
+    /// or the same bytes): it answers as an empty tenant layer under the
+    /// platform's identity, which is what the pipeline makes of one pack
+    /// linked to both imports, without lifting the rule set a second time
+    /// and comparing it rule by rule (most of a one-shot CLI's start-up).
+    pub(super) tenant_is_platform: bool,
     /// Platform rule ids the tenant's signed manifest grants in `may-relax`:
     /// the only ids kept in the tenant rule set's `relax`.
     pub(super) grant: Arc<[String]>,
@@ -87,6 +93,7 @@ pub(super) fn new_host(limits: Limits, peak: &Arc<AtomicUsize>, pack_name: &str)
         limits,
         platform: None,
         tenant: None,
+        tenant_is_platform: false,
         grant: Arc::from(Vec::new()),
         pack_name: pack_name.into(),
         in_pack: false,

@@ -170,10 +170,11 @@ fn main() {
     let mut by_peer: BTreeMap<String, Tally> = BTreeMap::new();
     // Per peer rule: (positives, found by us).
     let mut per_rule: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
-    let mut flagged: Vec<(String, String, String)> = Vec::new();
+    // Flagged negatives: peer, peer rule, our rules, whether gitleaks flags it too.
+    let mut flagged: Vec<(String, String, Vec<String>, bool)> = Vec::new();
     // Flagged negatives by what flagged them: (by a generic rule only, by a provider rule).
     let mut flagged_by = (0u64, 0u64);
-    for (k, (i, pos, text)) in samples.iter().enumerate() {
+    for (k, (i, pos, _)) in samples.iter().enumerate() {
         let r = &rules[*i];
         let t = by_peer.entry(r.peer.clone()).or_default();
         let g = gl_found.as_ref().is_some_and(|f| f.contains(&k));
@@ -189,7 +190,7 @@ fn main() {
             t.fps_ours += found[k] as u64;
             t.fps_theirs += g as u64;
             if found[k] {
-                flagged.push((r.peer.clone(), r.rule.clone(), text.chars().take(100).collect()));
+                flagged.push((r.peer.clone(), r.rule.clone(), ids[k].clone(), g));
                 if ids[k].iter().all(|id| generic.contains(id)) {
                     flagged_by.0 += 1;
                 } else {
@@ -239,10 +240,11 @@ fn main() {
         flagged_by.0,
         flagged_by.1
     );
-    for (peer, rule, _) in flagged.iter().take(show) {
+    for (peer, rule, by, g) in flagged.iter().take(show) {
         // The sample's text is not printed: a negative may still hold a
         // real-looking value. The peer and rule say where to look.
-        println!("  {peer:<12} {rule}");
+        let g = if *g { "  (gitleaks too)" } else { "" };
+        println!("  {peer:<12} {rule:<40} {}{g}", by.join(","));
     }
     println!("\nbreadth goal met: {}", if ok { "yes" } else { "no" });
 
@@ -253,7 +255,7 @@ fn main() {
                 "negatives": t.fps, "flagged": t.fps_ours, "gitleaks_flagged": gitleaks.is_some().then_some(t.fps_theirs),
             }))).collect::<serde_json::Map<_, _>>(),
             "missed_rules": missed.iter().map(|((p, r), (n, f))| json!({"peer": p, "rule": r, "positives": n, "found": f})).collect::<Vec<_>>(),
-            "flagged_negatives": flagged.iter().map(|(p, r, _)| json!({"peer": p, "rule": r})).collect::<Vec<_>>(),
+            "flagged_negatives": flagged.iter().map(|(p, r, by, g)| json!({"peer": p, "rule": r, "ours": by, "gitleaks": g})).collect::<Vec<_>>(),
         });
         std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).expect("write --json");
     }

@@ -19,7 +19,7 @@
 //! ([`Keywords::Own`]). Both give the same hits: a keyword's hits do not
 //! depend on the other keywords of its automaton.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::iter::Peekable;
 use std::sync::OnceLock;
 
@@ -123,7 +123,7 @@ impl Keywords {
     /// shared one when the pack carries at least half of its patterns.
     pub(super) fn build(patterns: Vec<String>) -> Result<Mapped, aho_corasick::BuildError> {
         if let Some(s) = shared() {
-            let own: HashMap<&str, usize> = patterns.iter().enumerate().map(|(i, p)| (p.as_str(), i)).collect();
+            let own: FxHashMap<&str, usize> = patterns.iter().enumerate().map(|(i, p)| (p.as_str(), i)).collect();
             let mut ids = vec![usize::MAX; patterns.len()];
             let mut known = 0;
             for (id, p) in s.lines.lines().enumerate() {

@@ -261,7 +261,11 @@ impl Ruleset {
     pub fn compile(set: &mut RuleSet) -> Result<Self, String> {
         let given = std::mem::take(&mut set.rules);
         let mut rules = Vec::with_capacity(given.len());
-        let mut kw_index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        // FxHash: compiling runs in every new instance, and SipHash over
+        // a thousand keywords was a visible part of a start-up. A pack's
+        // colliding keywords cost only its own call's fuel.
+        let mut kw_index: rustc_hash::FxHashMap<String, usize> = rustc_hash::FxHashMap::default();
+        kw_index.reserve(given.len() + crate::support::error_words::WORDS.len());
         let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
         let mut unanchored = Vec::new();
         // The first rule of an id decides what its spans become: a
@@ -296,7 +300,10 @@ impl Ruleset {
                     return Err(format!("rule `{}`: empty keyword", r.id));
                 }
                 let next = kw_index.len();
-                let idx = *kw_index.entry(k.clone()).or_insert(next);
+                let idx = match kw_index.get(k.as_str()) {
+                    Some(&idx) => idx,
+                    None => *kw_index.entry(k.clone()).or_insert(next),
+                };
                 if idx == keyword_rules.len() {
                     keyword_rules.push(Vec::new());
                 }

@@ -27,13 +27,18 @@ fn main() {
     }
     if all {
         // The pipeline artifact's hash names its copy in the user's cache
-        // directory (see `engine/cache.rs`). Its own sha256-to-hex, not
+        // directory (see `engine/cache.rs`); the default pack's is its
+        // identity as a platform pack (hashed here, not in every process
+        // that starts). Its own sha256-to-hex, not
         // `crate::digest::sha256_hex`: a build script is a separate
         // compilation unit and cannot use the crate it builds.
         use sha2::Digest;
-        let bytes = std::fs::read(dir.join("pipeline-warm.cwasm")).unwrap();
-        let sha: String = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
-        println!("cargo::rustc-env=RS_PIPELINE_CWASM_SHA={sha}");
+        for (var, name) in [("RS_PIPELINE_CWASM_SHA", "pipeline-warm.cwasm"), ("RS_PACK_WASM_SHA", "default-pack.wasm")]
+        {
+            let bytes = std::fs::read(dir.join(name)).unwrap();
+            let sha: String = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+            println!("cargo::rustc-env={var}={sha}");
+        }
         println!("cargo::rustc-cfg=rs_embedded");
     }
 }

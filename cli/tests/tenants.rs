@@ -277,6 +277,14 @@ fn one_pack_on_both_imports_is_one_layer() {
     }
 }
 
+/// The embedded default pack's sha256, computed when the binary is built
+/// (its identity as a platform pack), is its bytes'.
+#[test]
+fn the_embedded_default_packs_hash_is_its_bytes() {
+    let art = result_sanitizer_host::artifacts().expect("components embedded by `make build`");
+    assert_eq!(art.pack_wasm_sha, result_sanitizer_host::digest::sha256_hex(art.pack_wasm));
+}
+
 /// CRC-32 (IEEE), bitwise: an independent check of the template's checksum.
 fn crc32(data: &[u8]) -> u32 {
     let mut crc = !0u32;

@@ -18,6 +18,8 @@ pub struct Artifacts {
     pub pipeline_cwasm_sha: &'static str,
     /// Default pack component.
     pub pack_wasm: &'static [u8],
+    /// sha256 of `pack_wasm`, hex (computed at build time).
+    pub pack_wasm_sha: &'static str,
     /// Default pack, precompiled.
     pub pack_cwasm: &'static [u8],
 }
@@ -30,6 +32,7 @@ pub fn artifacts() -> Option<&'static Artifacts> {
         pipeline_cwasm: include_bytes!(env!("RS_PIPELINE_CWASM")),
         pipeline_cwasm_sha: env!("RS_PIPELINE_CWASM_SHA"),
         pack_wasm: include_bytes!(env!("RS_PACK_WASM")),
+        pack_wasm_sha: env!("RS_PACK_WASM_SHA"),
         pack_cwasm: include_bytes!(env!("RS_PACK_CWASM")),
     };
     Some(&A)

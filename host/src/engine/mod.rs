@@ -56,7 +56,6 @@ pub use validate::{validate, Packs};
 
 use crate::bindings::pipeline::exports::result_sanitizer::core::result_sanitizer as api;
 use crate::bindings::pipeline::Pipeline;
-use crate::digest::sha256_hex;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::metrics::{Metrics, MetricsSnapshot};
@@ -131,7 +130,7 @@ impl Sanitizer {
                 packs::prepare_pack(
                     &engine,
                     packs::read_manifest(art.pack_wasm)?,
-                    sha256_hex(art.pack_wasm),
+                    art.pack_wasm_sha.to_string(),
                     component,
                 )?
             }

@@ -12,11 +12,13 @@ import subprocess
 import threading
 import time
 import tracemalloc
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
 from conftest import CACHE, REPO, assert_working_marker, aws_key, check_record, password
+import result_sanitizer
 from result_sanitizer import InvalidOutputError, Sanitizer
 
 CLI = REPO / "target" / "release" / "result-sanitizer"
@@ -42,6 +44,23 @@ def test_each_format_redacts_and_carries_the_record(sanitizer: Sanitizer, record
         assert m["content"][0]["type"] == "text"
     else:
         assert m["_meta"]["result-sanitizer/record"] == out.record
+
+
+def test_one_pack_on_both_imports_is_one_layer(sanitizer: Sanitizer) -> None:
+    """With no tenant pack the default pack serves both imports, and the
+    tenant import answers as an empty layer (its rules are not lifted a
+    second time). The result is the one the pipeline makes of the same pack
+    given as a tenant pack: its own instance, its rules lifted and compared."""
+    default = (Path(result_sanitizer.__file__).parent / "components" / "default-pack.wasm").read_bytes()
+    twin = Sanitizer(default, allow_unsigned=True, cache_dir=CACHE)
+    try:
+        for text in (secret_output(), BUILD_LOG.read_text()[:20000]):
+            one = sanitizer.sanitize(text, tool="deploy", call_id="call_1")
+            two = twin.sanitize(text, tool="deploy", call_id="call_1")
+            assert one.message == two.message and one.record == two.record
+        assert sanitizer.sanitize(secret_output(), tool="deploy").record["redactions"]
+    finally:
+        twin.close()
 
 
 def test_an_mcp_result(sanitizer: Sanitizer, record_validator: Any) -> None:

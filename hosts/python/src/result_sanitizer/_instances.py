@@ -83,6 +83,8 @@ class _Instances:
             live = self._live if self is not None else None
             if self is None or live is None:  # pragma: no cover - only during instantiation
                 raise RuntimeError("no live instance")
+            if role == "tenant" and name != "info" and self._packs["tenant"] is self._packs["platform"]:
+                return self._empty_tenant_layer(live, name)
             try:
                 live.pack_store.set_fuel(self.limits.pack_fuel)
                 out = live.packs[role][name](live.pack_store, *args)
@@ -99,6 +101,27 @@ class _Instances:
             return out
 
         return forward
+
+    @staticmethod
+    def _empty_tenant_layer(live: _Live, name: str) -> Any:
+        """The tenant import's answer when the platform's pack serves it too
+        (no tenant pack): an empty layer under the platform's identity, which
+        is what the pipeline makes of one pack on both imports, without
+        lifting the rule set into Python a second time (as the Rust host)."""
+        if name == "has-detect":
+            live.has_detect["tenant"] = False
+            return False
+        if name == "detect":
+            return []
+        generic = Record()
+        for field, value in (("allow-regexes", []), ("code-min-length", 0), ("code-min-entropy", 0.0), ("code-min-classes", 0)):
+            setattr(generic, field, value)
+        rs = Record()
+        for field in ("rules", "allow-regexes", "stopwords", "path-roots", "budgets", "lenient-tools", "scrub-tools", "readable-roots", "relax", "pii-tools"):
+            setattr(rs, field, [])
+        setattr(rs, "generic", generic)
+        live.rule_ids["tenant"] = set()
+        return rs
 
     def _checked_rules(self, live: _Live, role: str, rs: Record) -> Record:
         rules = getattr(rs, "rules")

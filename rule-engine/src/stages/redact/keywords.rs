@@ -80,20 +80,35 @@ fn shared() -> Option<&'static Shared> {
         .as_ref()
 }
 
-/// Builds the shared automaton now: the component's build-time
-/// pre-initialisation calls it, so that the snapshot holds it.
-pub fn warm() {
-    shared();
+/// The shared keywords as a DFA, for texts of [`DFA_MIN_TEXT`] bytes and
+/// more (about three times the NFA's speed in wasm). Built on first use,
+/// and in the pre-initialised component at build time ([`warm`]): building
+/// it for the default keywords took ~25 ms in wasm, half of a one-shot
+/// `redact` of a 2 MB log, and left its heap dirty in every instance that
+/// met a long text. In the snapshot it costs no instance either; a scan
+/// reads its pages from the shared image, and only scans of long texts do.
+///
+/// [`DFA_MIN_TEXT`]: super::DFA_MIN_TEXT
+fn shared_dfa() -> Option<&'static AhoCorasick> {
+    static DFA: OnceLock<Option<AhoCorasick>> = OnceLock::new();
+    DFA.get_or_init(|| shared().and_then(|s| keyword_automaton(s.lines.lines(), AhoCorasickKind::DFA).ok())).as_ref()
 }
 
-/// A pack's keyword automata, and their patterns by the ids hits carry
-/// (to build a DFA over all of them, see [`Self::patterns`]).
+/// Builds the shared automata now: the component's build-time
+/// pre-initialisation calls it, so that the snapshot holds them.
+pub fn warm() {
+    shared();
+    shared_dfa();
+}
+
+/// A pack's keyword automata.
 pub(super) enum Keywords {
-    /// One automaton over the pack's keywords, with their own ids.
+    /// One automaton over the pack's keywords, with their own ids (and the
+    /// keywords, for the pack's own DFA).
     Own { automaton: AhoCorasick, patterns: Vec<String> },
     /// The shared automaton (its pattern ids come first) and one over the
     /// pack's other keywords (ids from the shared list's length on).
-    Shared { shared: &'static Shared, extra: Option<AhoCorasick>, extra_patterns: Vec<String> },
+    Shared { shared: &'static Shared, extra: Option<AhoCorasick> },
 }
 
 /// A pack's keywords mapped to automata: the automata, and for each of the
@@ -144,7 +159,7 @@ impl Keywords {
                     Some(keyword_automaton(&extra_patterns, AhoCorasickKind::ContiguousNFA)?)
                 };
                 let len = s.len + extra_patterns.len();
-                return Ok(Mapped { keywords: Keywords::Shared { shared: s, extra, extra_patterns }, ids, len });
+                return Ok(Mapped { keywords: Keywords::Shared { shared: s, extra }, ids, len });
             }
         }
         let automaton = keyword_automaton(&patterns, AhoCorasickKind::ContiguousNFA)?;
@@ -152,29 +167,52 @@ impl Keywords {
         Ok(Mapped { keywords: Keywords::Own { automaton, patterns }, ids, len })
     }
 
-    /// Every pattern, by the ids hits carry (for a DFA over all of them).
-    pub(super) fn patterns(&self) -> Vec<String> {
-        match self {
-            Keywords::Own { patterns, .. } => patterns.clone(),
-            Keywords::Shared { shared, extra_patterns, .. } => {
-                shared.lines.lines().map(str::to_string).chain(extra_patterns.iter().cloned()).collect()
-            }
-        }
-    }
-
     /// The hits in `text`, overlapping, in the order of their ends (one
     /// automaton's order; at equal ends the shared automaton's first).
     pub(super) fn hits<'t>(&'t self, text: &'t str) -> Box<dyn Iterator<Item = Match> + 't> {
         match self {
             Keywords::Own { automaton, .. } => Box::new(automaton.find_overlapping_iter(text)),
-            Keywords::Shared { shared, extra: None, .. } => Box::new(shared.automaton.find_overlapping_iter(text)),
-            Keywords::Shared { shared, extra: Some(extra), .. } => {
-                let offset = shared.len;
-                let extra = extra
-                    .find_overlapping_iter(text)
-                    .map(move |m| Match::new(PatternID::must(m.pattern().as_usize() + offset), m.range()));
-                Box::new(ByEnd { a: shared.automaton.find_overlapping_iter(text).peekable(), b: extra.peekable() })
+            Keywords::Shared { shared, extra, .. } => with_extra(&shared.automaton, shared.len, extra.as_ref(), text),
+        }
+    }
+
+    /// [`Self::hits`] for a long text, on DFAs: the shared one for the
+    /// shared keywords (the pack's others stay on their small automaton);
+    /// a pack with its own automaton builds its DFA once, in `own_dfa`.
+    pub(super) fn hits_long<'t>(
+        &'t self,
+        own_dfa: &'t OnceLock<Option<AhoCorasick>>,
+        text: &'t str,
+    ) -> Box<dyn Iterator<Item = Match> + 't> {
+        let dfa = match self {
+            Keywords::Own { patterns, .. } => {
+                own_dfa.get_or_init(|| keyword_automaton(patterns, AhoCorasickKind::DFA).ok()).as_ref()
             }
+            Keywords::Shared { .. } => shared_dfa(),
+        };
+        match (self, dfa) {
+            (Keywords::Own { .. }, Some(dfa)) => Box::new(dfa.find_overlapping_iter(text)),
+            (Keywords::Shared { shared, extra, .. }, Some(dfa)) => with_extra(dfa, shared.len, extra.as_ref(), text),
+            (_, None) => self.hits(text),
+        }
+    }
+}
+
+/// The hits of `first` and, when there is one, of `extra` (its ids moved
+/// up by `offset`), merged by their ends.
+fn with_extra<'t>(
+    first: &'t AhoCorasick,
+    offset: usize,
+    extra: Option<&'t AhoCorasick>,
+    text: &'t str,
+) -> Box<dyn Iterator<Item = Match> + 't> {
+    match extra {
+        None => Box::new(first.find_overlapping_iter(text)),
+        Some(extra) => {
+            let extra = extra
+                .find_overlapping_iter(text)
+                .map(move |m| Match::new(PatternID::must(m.pattern().as_usize() + offset), m.range()));
+            Box::new(ByEnd { a: first.find_overlapping_iter(text).peekable(), b: extra.peekable() })
         }
     }
 }
@@ -218,9 +256,22 @@ mod tests {
         let automaton = keyword_automaton(&patterns, AhoCorasickKind::ContiguousNFA).unwrap();
         let own = Keywords::Own { automaton, patterns: patterns.clone() };
         let text = "export GITHUB_TOKEN=abc acme_x1 password: hunter2 ERROR failed\nTOKEN=AB sk_live_q ghp_x";
-        let all = mapped.keywords.patterns();
+        // Every pattern by the id its hits carry.
+        let mut all: Vec<String> = s.lines.lines().map(str::to_string).collect();
+        all.resize(mapped.len, String::new());
+        for (i, &id) in mapped.ids.iter().enumerate() {
+            all[id] = patterns[i].clone();
+        }
         let mut shared_hits = hits(&mapped.keywords, &all, text);
         let mut own_hits = hits(&own, &patterns, text);
+        // A long text's path: the shared DFA with the pack's own automaton,
+        // and an own DFA; the same hits in the same order.
+        let long = |k: &Keywords, all: &[String]| -> Vec<(String, usize, usize)> {
+            let slot = OnceLock::new();
+            k.hits_long(&slot, text).map(|m| (all[m.pattern().as_usize()].clone(), m.start(), m.end())).collect()
+        };
+        assert_eq!(long(&mapped.keywords, &all), shared_hits);
+        assert_eq!(long(&own, &patterns), own_hits);
         assert!(shared_hits.iter().any(|h| h.0 == "acme_") && shared_hits.iter().any(|h| h.0 == "ken=ab"));
         assert!(shared_hits.windows(2).all(|w| w[0].2 <= w[1].2), "in the order of their ends");
         shared_hits.sort();

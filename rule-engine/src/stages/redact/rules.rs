@@ -19,7 +19,9 @@ pub const DEFAULT_WINDOW: usize = 256;
 /// DFA makes the keyword pass about twice as fast, which counts on large
 /// outputs, streams and an MCP text's drained middle (docs/benchmarks.md,
 /// session 12: 1 MiB, not 64 KiB, left every `sanitize` call under the
-/// 256 KiB cap on the NFA). An instance builds it once, on its first large
+/// 256 KiB cap on the NFA). The default keywords' DFA is built at build
+/// time into the component's snapshot (`keywords::shared_dfa`); a pack with
+/// its own automaton builds its DFA once per instance, on its first large
 /// text. The same as [`FAST_MIN_TEXT`]: an instance past it holds the
 /// larger engines for both.
 pub const DFA_MIN_TEXT: usize = 64 << 10;
@@ -145,8 +147,9 @@ pub struct Ruleset {
     /// The keywords, and the error words of
     /// [`crate::support::error_words`].
     pub(super) keywords: Keywords,
-    /// The same keywords as a DFA, built on the first text of at least
-    /// [`DFA_MIN_TEXT`] bytes (see there).
+    /// A pack with its own automaton: its keywords as a DFA, built on the
+    /// first text of at least [`DFA_MIN_TEXT`] bytes (see there). A pack on
+    /// the shared automaton uses the shared DFA instead.
     pub(super) keywords_dfa: OnceLock<Option<AhoCorasick>>,
     /// keyword pattern index → rule indices
     pub(super) keyword_rules: Vec<Vec<usize>>,

@@ -8,9 +8,7 @@ use regex::bytes::{CaptureLocations, Regex};
 
 use super::analysis::Anchor;
 use super::propagate::propagate_values;
-use aho_corasick::AhoCorasickKind;
 
-use super::keywords::keyword_automaton;
 use super::rules::{Compiled, CompiledRule, Engine, Ruleset, Split, DFA_MIN_TEXT, FAST_MIN_TEXT};
 use super::spans::{merge, Found, NonAscii, Span};
 use super::{Mode, ALLOW_MARKER};
@@ -167,16 +165,10 @@ impl Ruleset {
         // cost must not grow with the pack's hundreds of rules.
         let mut found: Vec<Vec<(usize, usize)>> = Vec::new();
         let mut hit: Vec<usize> = Vec::new();
-        let dfa = (text.len() >= DFA_MIN_TEXT)
-            .then(|| {
-                self.keywords_dfa
-                    .get_or_init(|| keyword_automaton(self.keywords.patterns(), AhoCorasickKind::DFA).ok())
-                    .as_ref()
-            })
-            .flatten();
-        let hits: Box<dyn Iterator<Item = aho_corasick::Match>> = match dfa {
-            Some(ac) => Box::new(ac.find_overlapping_iter(text)),
-            None => self.keywords.hits(text),
+        let hits = if text.len() >= DFA_MIN_TEXT {
+            self.keywords.hits_long(&self.keywords_dfa, text)
+        } else {
+            self.keywords.hits(text)
         };
         for m in hits {
             let pid = m.pattern().as_usize();

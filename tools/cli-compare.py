@@ -5,8 +5,8 @@ every build alike: each file is read by build A, B, ..., then again, REPS
 times; the minimum and median per build, and its minimum over the last
 build's.
 
-`bench --cli-b` gives the same ratio inside `make bench` with three reps;
-this takes more reps and the minimum, for a before/after of one change
+`bench --cli-b` gives the ratio of two builds inside `make bench` (nine runs each, the fastest);
+this takes any files and any number of builds, for a before/after of one change
 (docs/benchmarks.md says which figures came from it).
 
 Usage: tools/cli-compare.py [--reps N] CLI... -- FILE...

@@ -58,6 +58,7 @@ pub(crate) mod bindings {
         wasmtime::component::bindgen!({
             path: "../wit",
             world: "pack",
+            additional_derives: [serde::Deserialize],
         });
     }
 }

@@ -47,7 +47,7 @@ fn define(linker: &mut Linker<Host>, interface: &str, which: Which) -> wasmtime:
         Ok((r,))
     })?;
     inst.func_wrap("rules", move |mut s: StoreContextMut<'_, Host>, (): ()| {
-        if which == Which::Tenant && s.data().tenant_is_platform {
+        if stands_in_for_platform(&s, which) {
             return Ok((empty_layer(),));
         }
         let mut r = in_pack(&mut s, which, |s, p| p.result_sanitizer_core_rule_pack().call_rules(s))?;
@@ -66,14 +66,14 @@ fn define(linker: &mut Linker<Host>, interface: &str, which: Which) -> wasmtime:
         Ok((r,))
     })?;
     inst.func_wrap("has-detect", move |mut s: StoreContextMut<'_, Host>, (): ()| {
-        if which == Which::Tenant && s.data().tenant_is_platform {
+        if stands_in_for_platform(&s, which) {
             return Ok((false,));
         }
         let r = in_pack(&mut s, which, |s, p| p.result_sanitizer_core_rule_pack().call_has_detect(s))?;
         Ok((r,))
     })?;
     inst.func_wrap("detect", move |mut s: StoreContextMut<'_, Host>, (text,): (String,)| {
-        if which == Which::Tenant && s.data().tenant_is_platform {
+        if stands_in_for_platform(&s, which) {
             return Ok((Vec::<pk::Finding>::new(),));
         }
         let r: Vec<pk::Finding> =
@@ -87,29 +87,21 @@ fn define(linker: &mut Linker<Host>, interface: &str, which: Which) -> wasmtime:
     Ok(())
 }
 
+/// Whether this import is the tenant's of an instance whose one pack
+/// serves both imports: it then answers as [`empty_layer`], with no
+/// detector, instead of asking the platform's pack a second time.
+fn stands_in_for_platform(s: &StoreContextMut<'_, Host>, which: Which) -> bool {
+    which == Which::Tenant && s.data().tenant_is_platform
+}
+
 /// The tenant layer of an instance whose tenant import serves the
-/// platform's pack: no rules and no settings of its own (the pipeline's
-/// `empty_rule_set`), so the platform's rules are the whole policy, as
-/// when the pipeline finds one pack on both imports.
+/// platform's pack: the pipeline's own `empty_rule_set` (no rules and no
+/// settings), so the platform's rules are the whole policy, as when the
+/// pipeline finds one pack on both imports. Taken through serde, since the
+/// pipeline's crate and this one bind the same WIT record separately.
 fn empty_layer() -> pk::RuleSet {
-    pk::RuleSet {
-        rules: Vec::new(),
-        allow_regexes: Vec::new(),
-        stopwords: Vec::new(),
-        path_roots: Vec::new(),
-        budgets: Vec::new(),
-        lenient_tools: Vec::new(),
-        generic: pk::GenericValues {
-            allow_regexes: Vec::new(),
-            code_min_length: 0,
-            code_min_entropy: 0.0,
-            code_min_classes: 0,
-        },
-        scrub_tools: Vec::new(),
-        readable_roots: Vec::new(),
-        relax: Vec::new(),
-        pii_tools: Vec::new(),
-    }
+    let v = serde_json::to_value(result_sanitizer_rule_engine::pack::empty_rule_set());
+    v.and_then(serde_json::from_value).expect("one WIT record in both bindings")
 }
 
 /// Size of a rule set as [`Limits::rule_set_bytes`](crate::Limits::rule_set_bytes) counts it.

@@ -103,9 +103,10 @@ pub fn warm() {
 
 /// A pack's keyword automata.
 pub(super) enum Keywords {
-    /// One automaton over the pack's keywords, with their own ids (and the
-    /// keywords, for the pack's own DFA).
-    Own { automaton: AhoCorasick, patterns: Vec<String> },
+    /// One automaton over the pack's keywords, with their own ids; the
+    /// keywords, and their DFA built on the pack's first long text (see
+    /// [`Keywords::hits_long`]).
+    Own { automaton: AhoCorasick, patterns: Vec<String>, dfa: OnceLock<Option<AhoCorasick>> },
     /// The shared automaton (its pattern ids come first) and one over the
     /// pack's other keywords (ids from the shared list's length on).
     Shared { shared: &'static Shared, extra: Option<AhoCorasick> },
@@ -164,7 +165,7 @@ impl Keywords {
         }
         let automaton = keyword_automaton(&patterns, AhoCorasickKind::ContiguousNFA)?;
         let (ids, len) = ((0..patterns.len()).collect(), patterns.len());
-        Ok(Mapped { keywords: Keywords::Own { automaton, patterns }, ids, len })
+        Ok(Mapped { keywords: Keywords::Own { automaton, patterns, dfa: OnceLock::new() }, ids, len })
     }
 
     /// The hits in `text`, overlapping, in the order of their ends (one
@@ -172,28 +173,26 @@ impl Keywords {
     pub(super) fn hits<'t>(&'t self, text: &'t str) -> Box<dyn Iterator<Item = Match> + 't> {
         match self {
             Keywords::Own { automaton, .. } => Box::new(automaton.find_overlapping_iter(text)),
-            Keywords::Shared { shared, extra, .. } => with_extra(&shared.automaton, shared.len, extra.as_ref(), text),
+            Keywords::Shared { shared, extra } => with_extra(&shared.automaton, shared.len, extra.as_ref(), text),
         }
     }
 
     /// [`Self::hits`] for a long text, on DFAs: the shared one for the
     /// shared keywords (the pack's others stay on their small automaton);
-    /// a pack with its own automaton builds its DFA once, in `own_dfa`.
-    pub(super) fn hits_long<'t>(
-        &'t self,
-        own_dfa: &'t OnceLock<Option<AhoCorasick>>,
-        text: &'t str,
-    ) -> Box<dyn Iterator<Item = Match> + 't> {
-        let dfa = match self {
-            Keywords::Own { patterns, .. } => {
-                own_dfa.get_or_init(|| keyword_automaton(patterns, AhoCorasickKind::DFA).ok()).as_ref()
+    /// a pack with its own automaton builds its DFA once, on its first
+    /// long text. Without a DFA, the NFA's hits.
+    pub(super) fn hits_long<'t>(&'t self, text: &'t str) -> Box<dyn Iterator<Item = Match> + 't> {
+        match self {
+            Keywords::Own { patterns, dfa, .. } => {
+                match dfa.get_or_init(|| keyword_automaton(patterns, AhoCorasickKind::DFA).ok()) {
+                    Some(dfa) => Box::new(dfa.find_overlapping_iter(text)),
+                    None => self.hits(text),
+                }
             }
-            Keywords::Shared { .. } => shared_dfa(),
-        };
-        match (self, dfa) {
-            (Keywords::Own { .. }, Some(dfa)) => Box::new(dfa.find_overlapping_iter(text)),
-            (Keywords::Shared { shared, extra, .. }, Some(dfa)) => with_extra(dfa, shared.len, extra.as_ref(), text),
-            (_, None) => self.hits(text),
+            Keywords::Shared { shared, extra } => match shared_dfa() {
+                Some(dfa) => with_extra(dfa, shared.len, extra.as_ref(), text),
+                None => self.hits(text),
+            },
         }
     }
 }
@@ -254,7 +253,7 @@ mod tests {
         let mapped = Keywords::build(patterns.clone()).unwrap();
         assert!(matches!(mapped.keywords, Keywords::Shared { extra: Some(_), .. }));
         let automaton = keyword_automaton(&patterns, AhoCorasickKind::ContiguousNFA).unwrap();
-        let own = Keywords::Own { automaton, patterns: patterns.clone() };
+        let own = Keywords::Own { automaton, patterns: patterns.clone(), dfa: OnceLock::new() };
         let text = "export GITHUB_TOKEN=abc acme_x1 password: hunter2 ERROR failed\nTOKEN=AB sk_live_q ghp_x";
         // Every pattern by the id its hits carry.
         let mut all: Vec<String> = s.lines.lines().map(str::to_string).collect();
@@ -267,8 +266,7 @@ mod tests {
         // A long text's path: the shared DFA with the pack's own automaton,
         // and an own DFA; the same hits in the same order.
         let long = |k: &Keywords, all: &[String]| -> Vec<(String, usize, usize)> {
-            let slot = OnceLock::new();
-            k.hits_long(&slot, text).map(|m| (all[m.pattern().as_usize()].clone(), m.start(), m.end())).collect()
+            k.hits_long(text).map(|m| (all[m.pattern().as_usize()].clone(), m.start(), m.end())).collect()
         };
         assert_eq!(long(&mapped.keywords, &all), shared_hits);
         assert_eq!(long(&own, &patterns), own_hits);

@@ -147,10 +147,6 @@ pub struct Ruleset {
     /// The keywords, and the error words of
     /// [`crate::support::error_words`].
     pub(super) keywords: Keywords,
-    /// A pack with its own automaton: its keywords as a DFA, built on the
-    /// first text of at least [`DFA_MIN_TEXT`] bytes (see there). A pack on
-    /// the shared automaton uses the shared DFA instead.
-    pub(super) keywords_dfa: OnceLock<Option<AhoCorasick>>,
     /// keyword pattern index → rule indices
     pub(super) keyword_rules: Vec<Vec<usize>>,
     /// keyword pattern index → whether it is an error word
@@ -369,7 +365,6 @@ impl Ruleset {
         Ok(Self {
             rules,
             keywords,
-            keywords_dfa: OnceLock::new(),
             keyword_rules,
             error_word,
             unanchored,

@@ -165,11 +165,7 @@ impl Ruleset {
         // cost must not grow with the pack's hundreds of rules.
         let mut found: Vec<Vec<(usize, usize)>> = Vec::new();
         let mut hit: Vec<usize> = Vec::new();
-        let hits = if text.len() >= DFA_MIN_TEXT {
-            self.keywords.hits_long(&self.keywords_dfa, text)
-        } else {
-            self.keywords.hits(text)
-        };
+        let hits = if text.len() >= DFA_MIN_TEXT { self.keywords.hits_long(text) } else { self.keywords.hits(text) };
         for m in hits {
             let pid = m.pattern().as_usize();
             if let (true, Some(e)) = (self.error_word[pid], errors.as_deref_mut()) {

@@ -399,6 +399,24 @@ fn the_host_refuses_a_tampered_result() {
     out.message =
         out.message.replace("\"redactions\":[]", "\"redactions\":[{\"count\":1,\"rule_id\":\"hunter2 secret\"}]");
     assert!(result_sanitizer_host::engine::validate(&o, &out, pack).is_err(), "unknown rule id");
+    // Well-formed ids: each must be a pack's rule or a builtin, wherever
+    // it sits among the pack's ids and the record's.
+    let ids = &p.manifest().rule_ids;
+    let (first, last) = (ids[0].as_str(), ids[ids.len() - 1].as_str());
+    for (named, ok) in [
+        (vec![last, first, last], true),
+        (vec!["tenant-path-root", first], true),
+        (vec![first, "no-such-rule"], false),
+        (vec!["zzz-no-such-rule", last], false),
+    ] {
+        let mut out = s.sanitize(b"hello", &o).unwrap();
+        let counts: Vec<_> =
+            named.iter().map(|id| result_sanitizer_host::api::RuleCount { rule_id: (*id).into(), count: 1 }).collect();
+        let json: Vec<String> = named.iter().map(|id| format!("{{\"count\":1,\"rule_id\":\"{id}\"}}")).collect();
+        out.record.redactions = counts;
+        out.message = out.message.replace("\"redactions\":[]", &format!("\"redactions\":[{}]", json.join(",")));
+        assert_eq!(result_sanitizer_host::engine::validate(&o, &out, pack).is_ok(), ok, "{named:?}");
+    }
     let mut out = s.sanitize(b"hello", &o).unwrap();
     out.message = "not json".into();
     assert!(result_sanitizer_host::engine::validate(&o, &out, pack).is_err());

@@ -158,13 +158,28 @@ impl Ruleset {
         // for the `regex` crate on it too: they cost no more memory now.
         let ascii = !fast && text.is_ascii();
         let mut out = Found { fast, ascii, non_ascii, code: mode.code, test: mode.test, regions, ..Found::default() };
-        // Per rule: keyword hit starts (keyword-anchored rules) or merged
-        // windows (the others), in text order; `hit` lists the rules with
-        // any. Made on the first hit of a rule that applies: most short
-        // texts (a decoded candidate, a JSON string) have none, and their
-        // cost must not grow with the pack's hundreds of rules.
+        // Per rule with any: keyword hit starts (keyword-anchored rules)
+        // or merged windows (the others), in text order; `hit` holds the
+        // rule of each list, `slot` each rule's list (`u32::MAX`: none),
+        // made on the first hit of a rule that applies. Most short texts
+        // (a decoded candidate, a JSON string) have none, and the others
+        // meet a few of the pack's hundreds of rules: an empty list per
+        // rule, made per text, was a tenth of a URL-heavy log's scan.
         let mut found: Vec<Vec<(usize, usize)>> = Vec::new();
         let mut hit: Vec<usize> = Vec::new();
+        let mut slot: Vec<u32> = Vec::new();
+        let n_rules = self.rules.len();
+        let mut list_of = |ri: usize, found: &mut Vec<Vec<(usize, usize)>>| -> usize {
+            if slot.is_empty() {
+                slot = vec![u32::MAX; n_rules];
+            }
+            if slot[ri] == u32::MAX {
+                slot[ri] = found.len() as u32;
+                hit.push(ri);
+                found.push(Vec::new());
+            }
+            slot[ri] as usize
+        };
         let hits = if text.len() >= DFA_MIN_TEXT { self.keywords.hits_long(text) } else { self.keywords.hits(text) };
         for m in hits {
             let pid = m.pattern().as_usize();
@@ -179,14 +194,9 @@ impl Ruleset {
                 if !applies(rule, mode) {
                     continue;
                 }
-                if found.is_empty() {
-                    found = vec![Vec::new(); self.rules.len()];
-                }
-                let list = &mut found[ri];
                 // Every branch below adds to an empty list.
-                if list.is_empty() {
-                    hit.push(ri);
-                }
+                let li = list_of(ri, &mut found);
+                let list = &mut found[li];
                 if let Anchor::Keyword(_) = self.plan(rule).anchor {
                     if list.last() != Some(&(m.start(), m.start())) {
                         list.push((m.start(), m.start()));
@@ -226,24 +236,20 @@ impl Ruleset {
             }
         }
         for &ri in self.unanchored.iter().filter(|ri| applies(&self.rules[**ri], mode)) {
-            if found.is_empty() {
-                found = vec![Vec::new(); self.rules.len()];
-            }
-            if found[ri].is_empty() {
-                hit.push(ri);
-            }
-            found[ri] = vec![(0, text.len())];
+            let li = list_of(ri, &mut found);
+            found[li] = vec![(0, text.len())];
         }
         // In rule order, as the rules are listed.
-        hit.sort_unstable();
+        let mut lists: Vec<(usize, Vec<(usize, usize)>)> = hit.into_iter().zip(found).collect();
+        lists.sort_unstable_by_key(|l| l.0);
         let mut propagate: Vec<(String, String)> = Vec::new();
         // Keyword-anchored rules first, then the others (the order decides
         // which rule id names a span two rules found).
-        let keyword_anchored = |ri: &usize| matches!(self.plan(&self.rules[*ri]).anchor, Anchor::Keyword(_));
-        let order = hit.iter().filter(|ri| keyword_anchored(ri)).chain(hit.iter().filter(|ri| !keyword_anchored(ri)));
-        for &ri in order {
-            let rule = &self.rules[ri];
-            let list = &found[ri];
+        let keyword_anchored = |ri: usize| matches!(self.plan(&self.rules[ri]).anchor, Anchor::Keyword(_));
+        let order =
+            lists.iter().filter(|l| keyword_anchored(l.0)).chain(lists.iter().filter(|l| !keyword_anchored(l.0)));
+        for (ri, list) in order {
+            let rule = &self.rules[*ri];
             let before = out.spans.len();
             // Capture slots, made on the first try and reused by the others.
             let mut slots = None;

@@ -159,24 +159,22 @@ impl Ruleset {
         let ascii = !fast && text.is_ascii();
         let mut out = Found { fast, ascii, non_ascii, code: mode.code, test: mode.test, regions, ..Found::default() };
         // Per rule with any: keyword hit starts (keyword-anchored rules)
-        // or merged windows (the others), in text order; `hit` holds the
-        // rule of each list, `slot` each rule's list (`u32::MAX`: none),
-        // made on the first hit of a rule that applies. Most short texts
+        // or merged windows (the others), in text order, in `lists` with
+        // the rule's index; `slot` is each rule's place there (`u32::MAX`:
+        // none), made on the first hit of a rule that applies. Most short texts
         // (a decoded candidate, a JSON string) have none, and the others
         // meet a few of the pack's hundreds of rules: an empty list per
         // rule, made per text, was a tenth of a URL-heavy log's scan.
-        let mut found: Vec<Vec<(usize, usize)>> = Vec::new();
-        let mut hit: Vec<usize> = Vec::new();
+        let mut lists: Vec<(usize, Vec<(usize, usize)>)> = Vec::new();
         let mut slot: Vec<u32> = Vec::new();
         let n_rules = self.rules.len();
-        let mut list_of = |ri: usize, found: &mut Vec<Vec<(usize, usize)>>| -> usize {
+        let mut list_of = |ri: usize, lists: &mut Vec<(usize, Vec<(usize, usize)>)>| -> usize {
             if slot.is_empty() {
                 slot = vec![u32::MAX; n_rules];
             }
             if slot[ri] == u32::MAX {
-                slot[ri] = found.len() as u32;
-                hit.push(ri);
-                found.push(Vec::new());
+                slot[ri] = lists.len() as u32;
+                lists.push((ri, Vec::new()));
             }
             slot[ri] as usize
         };
@@ -194,9 +192,8 @@ impl Ruleset {
                 if !applies(rule, mode) {
                     continue;
                 }
-                // Every branch below adds to an empty list.
-                let li = list_of(ri, &mut found);
-                let list = &mut found[li];
+                let li = list_of(ri, &mut lists);
+                let list = &mut lists[li].1;
                 if let Anchor::Keyword(_) = self.plan(rule).anchor {
                     if list.last() != Some(&(m.start(), m.start())) {
                         list.push((m.start(), m.start()));
@@ -236,11 +233,10 @@ impl Ruleset {
             }
         }
         for &ri in self.unanchored.iter().filter(|ri| applies(&self.rules[**ri], mode)) {
-            let li = list_of(ri, &mut found);
-            found[li] = vec![(0, text.len())];
+            let li = list_of(ri, &mut lists);
+            lists[li].1 = vec![(0, text.len())];
         }
         // In rule order, as the rules are listed.
-        let mut lists: Vec<(usize, Vec<(usize, usize)>)> = hit.into_iter().zip(found).collect();
         lists.sort_unstable_by_key(|l| l.0);
         let mut propagate: Vec<(String, String)> = Vec::new();
         // Keyword-anchored rules first, then the others (the order decides

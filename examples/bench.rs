@@ -290,12 +290,14 @@ fn main() {
         bytes: usize,
         in_proc: Duration,
         cli: Duration,
+        one: Duration,
         gitleaks: Option<Duration>,
     }
     // Every rep measures every input with every tool, in turn: on a shared
     // machine, load that comes and goes then weighs on all of them alike,
     // rather than on whichever input or tool ran at that moment.
-    let mut times: Vec<[Vec<Duration>; 4]> = inputs.iter().map(|_| Default::default()).collect();
+    // Per input: in process, CLI, gitleaks, `--cli-b`, CLI on one thread.
+    let mut times: Vec<[Vec<Duration>; 5]> = inputs.iter().map(|_| Default::default()).collect();
     let mut found = vec![0; inputs.len()];
     for _ in 0..reps.min(3) {
         for (i, (_, data)) in inputs.iter().enumerate() {
@@ -305,6 +307,7 @@ fn main() {
                 .unwrap();
             times[i][0].push(t.elapsed());
             times[i][1].push(run_process(Command::new(&cli).arg("redact"), data));
+            times[i][4].push(run_process(Command::new(&cli).args(["redact", "--threads", "1"]), data));
             if let Some(b) = &cli_b {
                 times[i][3].push(run_process(Command::new(b).arg("redact"), data));
             }
@@ -329,7 +332,7 @@ fn main() {
         }
     }
     let mut side = Vec::new();
-    for (((label, data), [in_proc, ours, theirs, other]), found) in inputs.iter().zip(times).zip(found) {
+    for (((label, data), [in_proc, ours, theirs, other, one]), found) in inputs.iter().zip(times).zip(found) {
         let fastest = |v: &[Duration]| v.iter().copied().min().unwrap_or_default();
         if let (Some(b), false) = (&cli_b, other.is_empty()) {
             line(
@@ -345,7 +348,7 @@ fn main() {
                 None,
             );
         }
-        let (in_proc, ours) = (median(in_proc), median(ours));
+        let (in_proc, ours, one) = (median(in_proc), median(ours), median(one));
         line(
             &format!("redact {label} {} MB, in process (wasm)", data.len() >> 20),
             format!("{:.1} MB/s, {found} redactions", mbps(data.len(), in_proc)),
@@ -353,22 +356,37 @@ fn main() {
             None,
         );
         line(&format!("redact {label}, whole process (CLI)"), format!("{:.1} MB/s", mbps(data.len(), ours)), "", None);
+        line(
+            &format!("redact {label}, whole process (CLI, --threads 1)"),
+            format!("{:.1} MB/s", mbps(data.len(), one)),
+            "",
+            None,
+        );
         let theirs = (!theirs.is_empty()).then(|| median(theirs));
         if let Some(theirs) = theirs {
             let r = theirs.as_secs_f64() / ours.as_secs_f64();
             line(&format!("gitleaks 8.30.1 stdin, {label}"), format!("{:.1} MB/s", mbps(data.len(), theirs)), "", None);
             line("  result-sanitizer / gitleaks throughput", format!("{r:.1}×"), "≥ 10×", Some(r >= 10.0));
         }
-        side.push(Row { label, bytes: data.len(), in_proc, cli: ours, gitleaks: theirs });
+        side.push(Row { label, bytes: data.len(), in_proc, cli: ours, one, gitleaks: theirs });
     }
 
     // The same figures side by side, as issue #15's acceptance reads them.
     println!(
-        "\n{:<34} {:>11} {:>11} {:>11} {:>8} {:>13}   goal ≥ 10×: CLI / gl, w/o start-up",
-        "redact throughput (this run)", "in process", "CLI", "gitleaks", "CLI / gl", "w/o start-up"
+        "\n{:<34} {:>11} {:>11} {:>11} {:>11} {:>8} {:>10} {:>13}   goal ≥ 10×: CLI / gl, w/o start-up",
+        "redact throughput (this run)",
+        "in process",
+        "CLI",
+        "1 thread",
+        "gitleaks",
+        "CLI / gl",
+        "1 th / gl",
+        "w/o start-up"
     );
+    // In process and `--threads 1`: one core; the CLI by default: all.
     for r in &side {
-        let cli_mbps = mbps(r.bytes, r.cli);
+        let (cli_mbps, one_mbps) = (mbps(r.bytes, r.cli), mbps(r.bytes, r.one));
+        let one_ratio = r.gitleaks.map_or("-".into(), |g| format!("{:.1}×", g.as_secs_f64() / r.one.as_secs_f64()));
         let (gl_s, ratio_s, bare_s, mark) = match (r.gitleaks, theirs0) {
             (Some(g), Some(g0)) => {
                 let ratio = g.as_secs_f64() / r.cli.as_secs_f64();
@@ -383,7 +401,7 @@ fn main() {
             _ => ("-".into(), "-".into(), "-".into(), String::new()),
         };
         println!(
-            "{:<34} {:>6.1} MB/s {cli_mbps:>6.1} MB/s {gl_s:>11} {ratio_s:>8} {bare_s:>13}   {mark}",
+            "{:<34} {:>6.1} MB/s {cli_mbps:>6.1} MB/s {one_mbps:>6.1} MB/s {gl_s:>11} {ratio_s:>8} {one_ratio:>10} {bare_s:>13}   {mark}",
             r.label,
             mbps(r.bytes, r.in_proc)
         );

@@ -90,6 +90,10 @@ enum Cmd {
         /// (source code, a test's code, or text), and redact all of it so.
         #[arg(long, conflicts_with = "content_type")]
         sniff: bool,
+        /// Threads that redact 1 MiB steps at once: 0, one per core (at
+        /// most 8); 1, one step after another. The output is the same.
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
         #[command(flatten)]
         pii: PiiOpts,
         #[command(flatten)]
@@ -143,9 +147,16 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match &cli.cmd {
         Cmd::Sanitize { file, opts } => sanitize::sanitize(file, opts),
-        Cmd::Redact { file, content_type, report, untrusted, sniff, pii, packs, limits } => redact::redact(
+        Cmd::Redact { file, content_type, report, untrusted, sniff, threads, pii, packs, limits } => redact::redact(
             file,
-            redact::RedactFlags { content_type, report, untrusted: *untrusted, sniff: *sniff, pii: *pii },
+            redact::RedactFlags {
+                content_type,
+                report,
+                untrusted: *untrusted,
+                sniff: *sniff,
+                threads: *threads,
+                pii: *pii,
+            },
             packs,
             limits,
         ),

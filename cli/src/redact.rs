@@ -18,6 +18,7 @@ pub(crate) struct RedactFlags<'a> {
     pub(crate) report: &'a Option<PathBuf>,
     pub(crate) untrusted: bool,
     pub(crate) sniff: bool,
+    pub(crate) threads: usize,
     pub(crate) pii: PiiOpts,
 }
 
@@ -43,6 +44,7 @@ pub(crate) fn redact(
         sniff: flags.sniff,
         pii: flags.pii.pii,
         pii_public_ip: flags.pii.pii_public_ip,
+        threads: flags.threads,
         ..StreamOptions::default()
     };
     if let Some(w) = report_file.as_mut() {

@@ -450,6 +450,60 @@ fn streaming_redact_is_byte_exact_and_catches_split_secrets() {
     assert_eq!(out.iter().filter(|&&b| b == 0xff).count(), 8);
 }
 
+/// `redact_stream` over `input` in steps of `chunk` on `threads`: the
+/// output, the count, and the report (with a fixed key).
+fn redact_on(input: &[u8], chunk: usize, threads: usize, sniff: bool) -> (Vec<u8>, u64, Vec<u8>) {
+    let s = sanitizer();
+    let (mut out, mut report) = (Vec::new(), Vec::new());
+    let report_to = result_sanitizer_host::report::Report::new(&mut report, Some([7; 32])).unwrap();
+    let mut o = StreamOptions { chunk, threads, sniff, report: Some(report_to), ..Default::default() };
+    let n = result_sanitizer_host::io::redact_stream(s, s.default_pack(), input, &mut out, &mut o).unwrap();
+    drop(o);
+    (out, n, report)
+}
+
+/// A service log of `len` bytes with, at each of the `at` offsets, a key
+/// that covers it.
+fn log_with_keys_across(len: usize, at: &[usize]) -> Vec<u8> {
+    let mut input = lines(len / 40 + 1, |i| format!("{i:07} GET /api/items/{i} 200 é ok")).into_bytes();
+    input.truncate(len);
+    for &p in at {
+        let key = format!(" {AWS} ");
+        input[p - 10..p - 10 + key.len()].copy_from_slice(key.as_bytes());
+    }
+    input
+}
+
+#[test]
+fn parallel_redact_gives_one_threads_output_byte_for_byte() {
+    const OVERLAP: usize = result_sanitizer_rule_engine::OVERLAP;
+    for chunk in [OVERLAP + 4093, 100_003] {
+        let n = 12;
+        // Step k - 1 commits OVERLAP before the end of its data, where the
+        // threads guess it does, except where a key crosses that point
+        // (steps 2 and 7 here: the guess is wrong and the step runs again);
+        // a multi-byte character and an invalid byte sit on it elsewhere.
+        let usual = |k: usize| k * chunk - OVERLAP;
+        let mut input = log_with_keys_across(n * chunk + 777, &[usual(2), usual(7), 5 * chunk, 9 * chunk + 3]);
+        input[usual(4) - 1..usual(4) + 1].copy_from_slice("é".as_bytes());
+        input[usual(5)] = 0xff;
+        // One key across every usual commit point: the threads stop guessing.
+        let dense = log_with_keys_across(n * chunk, &(1..n).map(usual).collect::<Vec<_>>());
+        for (what, input) in [("sparse", &input), ("dense", &dense)] {
+            let one = redact_on(input, chunk, 1, false);
+            assert!(one.1 >= 4, "{what}: keys redacted");
+            assert!(!String::from_utf8_lossy(&one.0).contains(AWS), "{what}: a key survived");
+            for threads in [2, 3] {
+                let many = redact_on(input, chunk, threads, false);
+                assert!(many == one, "{what}, chunk {chunk}, {threads} threads: not one thread's output");
+            }
+        }
+        // A stream judged from its first bytes: the threads wait for the judgment.
+        let code = format!("fn main() {{\n    let key = \"{GH}\";\n}}\n").repeat(2 * chunk / 40);
+        assert!(redact_on(code.as_bytes(), chunk, 1, true) == redact_on(code.as_bytes(), chunk, 2, true));
+    }
+}
+
 #[test]
 fn lenient_mode_skips_generic_rules_but_not_provider_formats() {
     let input = format!("Example config:\n  password: Zq8vR2mK7tLw\n  token {GH}\n");

@@ -9,15 +9,18 @@
 //! under `read-bytes` ([`read_capped`]): at most `cap + 1` bytes, the extra
 //! byte telling the pipeline there was more.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::process::{Command, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::api::{Gap, RedactRequest};
+use crate::api::Gap;
 use crate::engine::{LoadedPack, Sanitizer};
 use crate::error::{Error, Result};
+
+mod stream;
+pub use stream::{redact_stream, StreamOptions, REDACT_CHUNK};
 
 /// Bytes read under a cap.
 pub struct Capped {
@@ -220,106 +223,6 @@ pub fn run_head_tail(
     }
     let timed_out = timed_out.load(Ordering::SeqCst);
     Ok(RunOutput { output: output?, status: if timed_out { None } else { status }, timed_out })
-}
-
-/// Bytes the CLI's `redact` sends per step. Each step also rescans the
-/// pipeline's overlap (64 KiB) from the step before, so larger chunks
-/// rescan less: 1 MiB keeps that under 7 % at about 3 MiB of guest memory.
-pub const REDACT_CHUNK: usize = 1 << 20;
-
-/// How a stream is redacted.
-pub struct StreamOptions<'r> {
-    /// Bytes sent per step ([`REDACT_CHUNK`] by default).
-    pub chunk: usize,
-    /// Content type (e.g. `text/x-python`: source code, where generic rules
-    /// look only inside string literals).
-    pub content_type: Option<String>,
-    /// Content from an untrusted source: inline allow markers are ignored.
-    pub untrusted: bool,
-    /// Without `content_type`: the pipeline judges the stream from its
-    /// first bytes (the `redact-request`'s `sniff`), once for all of it.
-    pub sniff: bool,
-    /// Where to write a report of every replacement, if anywhere.
-    pub report: Option<crate::report::Report<'r>>,
-    /// Redact personal data too (the `redact-request`'s `pii`).
-    pub pii: bool,
-    /// With `pii`: public IP addresses too.
-    pub pii_public_ip: bool,
-}
-
-impl Default for StreamOptions<'_> {
-    fn default() -> Self {
-        Self {
-            chunk: REDACT_CHUNK,
-            content_type: None,
-            untrusted: false,
-            sniff: false,
-            report: None,
-            pii: false,
-            pii_public_ip: false,
-        }
-    }
-}
-
-/// Streams `input` to `output` through the pipeline's `redact` step and
-/// returns the number of replacements. Memory stays at about one chunk
-/// plus the pipeline's overlap.
-pub fn redact_stream(
-    s: &Sanitizer,
-    pack: &LoadedPack,
-    mut input: impl Read,
-    mut output: impl Write,
-    opts: &mut StreamOptions<'_>,
-) -> Result<u64> {
-    let chunk = opts.chunk.max(1);
-    // The request holds the carry (bytes sent again with the next chunk)
-    // and is reused: no copy of the data per step.
-    let mut req = RedactRequest {
-        data: Vec::with_capacity(chunk * 2),
-        last: false,
-        content_type: opts.content_type.clone(),
-        sniff: opts.sniff && opts.content_type.is_none(),
-        untrusted: opts.untrusted,
-        report: opts.report.is_some(),
-        pii: opts.pii,
-        pii_public_ip: opts.pii_public_ip,
-    };
-    let mut buf = vec![0u8; chunk];
-    let mut total = 0u64;
-    let mut eof = false;
-    while !eof {
-        // Fill a whole chunk (short reads are common on pipes).
-        let mut filled = 0;
-        while filled < chunk {
-            let n = input.read(&mut buf[filled..])?;
-            if n == 0 {
-                eof = true;
-                break;
-            }
-            filled += n;
-        }
-        req.data.extend_from_slice(&buf[..filled]);
-        req.last = eof;
-        let resp = s.redact_request(pack, &req)?;
-        for r in &resp.redactions {
-            total += u64::from(r.count);
-        }
-        output.write_all(&resp.output)?;
-        if let Some(report) = opts.report.as_mut() {
-            report.step(&req.data, resp.consumed as usize, &resp.spans)?;
-        }
-        req.data.drain(..resp.consumed as usize);
-        // The stream's judgment, sent with every later step instead.
-        if let Some(t) = resp.content_type {
-            req.sniff = false;
-            req.content_type = (!t.is_empty()).then_some(t);
-        }
-        if !eof && req.data.len() > chunk + (1 << 20) {
-            return Err(Error::InvalidOutput("redact step made no progress".into()));
-        }
-    }
-    output.flush()?;
-    Ok(total)
 }
 
 /// How much of a file's middle a host scans (drains) at most: the first

@@ -462,14 +462,14 @@ fn redact_on(input: &[u8], chunk: usize, threads: usize, sniff: bool) -> (Vec<u8
     (out, n, report)
 }
 
-/// A service log of `len` bytes with, at each of the `at` offsets, a key
-/// that covers it.
-fn log_with_keys_across(len: usize, at: &[usize]) -> Vec<u8> {
+/// A service log of `len` bytes with `text` written over it, centred on
+/// each of the `at` offsets.
+fn log_with_across(len: usize, text: &str, at: &[usize]) -> Vec<u8> {
     let mut input = lines(len / 40 + 1, |i| format!("{i:07} GET /api/items/{i} 200 é ok")).into_bytes();
     input.truncate(len);
     for &p in at {
-        let key = format!(" {AWS} ");
-        input[p - 10..p - 10 + key.len()].copy_from_slice(key.as_bytes());
+        let from = p - text.len() / 2;
+        input[from..from + text.len()].copy_from_slice(text.as_bytes());
     }
     input
 }
@@ -477,22 +477,34 @@ fn log_with_keys_across(len: usize, at: &[usize]) -> Vec<u8> {
 #[test]
 fn parallel_redact_gives_one_threads_output_byte_for_byte() {
     const OVERLAP: usize = result_sanitizer_rule_engine::OVERLAP;
+    // A private key: a secret across lines, so across a line start.
+    let body: String = (0..12)
+        .map(|i| format!("{}\n", &"MIIEowIBAAKCAQEAq8vR2mK7tLw3Yx9bN1cF4hJ6pD0sQ5uG8eT2aV".repeat(2)[i..i + 64]))
+        .collect();
+    let pem = format!("\n-----BEGIN RSA PRIVATE KEY-----\n{body}-----END RSA PRIVATE KEY-----\n");
+    let key = format!(" {AWS} ");
     for chunk in [OVERLAP + 4093, 100_003] {
         let n = 12;
-        // Step k - 1 commits OVERLAP before the end of its data, where the
-        // threads guess it does, except where a key crosses that point
-        // (steps 2 and 7 here: the guess is wrong and the step runs again);
-        // a multi-byte character and an invalid byte sit on it elsewhere.
+        // Step k - 1 commits at the line start before OVERLAP from the end
+        // of its data, where the threads guess it does, except where a
+        // secret crosses that line start (a key block at steps 2 and 7
+        // here: the guess is wrong and the step runs again). Keys sit on
+        // the point and on chunk boundaries; a multi-byte character and an
+        // invalid byte on the point elsewhere.
         let usual = |k: usize| k * chunk - OVERLAP;
-        let mut input = log_with_keys_across(n * chunk + 777, &[usual(2), usual(7), 5 * chunk, 9 * chunk + 3]);
+        let mut input = log_with_across(n * chunk + 777, &pem, &[usual(2), usual(7)]);
+        for p in [usual(3), 5 * chunk, 9 * chunk + 3] {
+            input[p - 10..p - 10 + key.len()].copy_from_slice(key.as_bytes());
+        }
         input[usual(4) - 1..usual(4) + 1].copy_from_slice("é".as_bytes());
         input[usual(5)] = 0xff;
-        // One key across every usual commit point: the threads stop guessing.
-        let dense = log_with_keys_across(n * chunk, &(1..n).map(usual).collect::<Vec<_>>());
-        for (what, input) in [("sparse", &input), ("dense", &dense)] {
+        // A key block across every such point: the threads stop guessing.
+        let dense = log_with_across(n * chunk, &pem, &(1..n).map(usual).collect::<Vec<_>>());
+        for (what, input, found) in [("sparse", &input, 5), ("dense", &dense, n as u64 - 1)] {
             let one = redact_on(input, chunk, 1, false);
-            assert!(one.1 >= 4, "{what}: keys redacted");
-            assert!(!String::from_utf8_lossy(&one.0).contains(AWS), "{what}: a key survived");
+            assert_eq!(one.1, found, "{what}: secrets redacted");
+            let text = String::from_utf8_lossy(&one.0);
+            assert!(!text.contains(AWS) && !text.contains("BEGIN RSA"), "{what}: a secret survived");
             for threads in [2, 3] {
                 let many = redact_on(input, chunk, threads, false);
                 assert!(many == one, "{what}, chunk {chunk}, {threads} threads: not one thread's output");
@@ -501,6 +513,25 @@ fn parallel_redact_gives_one_threads_output_byte_for_byte() {
         // A stream judged from its first bytes: the threads wait for the judgment.
         let code = format!("fn main() {{\n    let key = \"{GH}\";\n}}\n").repeat(2 * chunk / 40);
         assert!(redact_on(code.as_bytes(), chunk, 1, true) == redact_on(code.as_bytes(), chunk, 2, true));
+    }
+}
+
+#[test]
+fn a_value_just_after_a_steps_commit_point_keeps_its_key() {
+    // The key before the line start a step commits at, the value after
+    // it: the next step gets the whole line (it once got the value alone).
+    let chunk = 100_003;
+    let point = chunk - result_sanitizer_rule_engine::OVERLAP;
+    let line = "config: api_key = \"Zq8vR2mK7tLwX9pQ4nB6\"\n";
+    for off in [0, 3, 10] {
+        let mut input = log_with_across(3 * chunk, "", &[]);
+        let at = point + off - line.find('Z').unwrap();
+        input[at - 1] = b'\n';
+        input[at..at + line.len()].copy_from_slice(line.as_bytes());
+        for threads in [1, 2] {
+            let out = String::from_utf8(redact_on(&input, chunk, threads, false).0).unwrap();
+            assert!(!out.contains("Zq8vR2mK7tLwX9pQ4nB6"), "value {off} bytes after the point, {threads} threads");
+        }
     }
 }
 

@@ -130,7 +130,7 @@ pub use options::defaults::{default_options, redact_request};
 pub use pack::{CompiledPack, RuleSource, StaticRules};
 pub use stages::redact::pii::DETECTOR_IDS as PII_DETECTOR_IDS;
 pub use stages::redact::value_hash;
-pub use stages::redact::OVERLAP;
+pub use stages::redact::{usual_commit, OVERLAP};
 pub use support::code::content_type_for_path;
 
 /// A pack that says nothing of generic values: no shapes refused, and in

@@ -4,13 +4,14 @@
 //! redacted form of a prefix it is sure about, plus how many input bytes
 //! that prefix consumed. Everything after the commit point is sent again
 //! with the next chunk, so a secret that straddles a chunk boundary is seen
-//! whole. The commit point is [`OVERLAP`] bytes before the end of the data
+//! whole. The commit point is [`OVERLAP`](crate::stages::redact::OVERLAP) bytes before the end of the data
 //! (longer than any secret a rule matches, PEM blocks included), moved
-//! back to a UTF-8 boundary, and moved forward past any match that starts
-//! before it. Bytes that are not valid UTF-8 pass through unchanged: output
+//! back to a UTF-8 boundary and to the start of its line
+//! ([`usual_commit`]: a value after the point is seen with its key), and
+//! moved forward past any match that starts before it. Bytes that are not valid UTF-8 pass through unchanged: output
 //! equals input byte for byte wherever nothing matched.
 //!
-//! Memory: at most one chunk plus [`OVERLAP`] bytes, whatever the input.
+//! Memory: at most one chunk plus [`OVERLAP`](crate::stages::redact::OVERLAP) bytes, whatever the input.
 
 use std::collections::BTreeMap;
 
@@ -18,7 +19,7 @@ use crate::api::{RedactRequest, RedactResponse, RedactionSpan, SanitizeError};
 use crate::markup;
 use crate::pack::CompiledPack;
 use crate::record::counts_to_records;
-use crate::stages::redact::{Pass, OVERLAP};
+use crate::stages::redact::{usual_commit, Pass};
 
 /// How much of a stream asked to sniff is read to judge it: what
 /// `sanitize` reads of a result to tell a test's code.
@@ -56,11 +57,8 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
         (true, _) => Some(sniffed(&data[..data.len().min(SNIFF_BYTES)])),
     };
     let content_type = sniffed.or(req.content_type.as_deref()).filter(|t| !t.is_empty());
-    let mut commit = if req.last { data.len() } else { data.len().saturating_sub(OVERLAP) };
-    // Never split a UTF-8 sequence at the commit point.
-    while commit < data.len() && commit > 0 && (data[commit] & 0xC0) == 0x80 {
-        commit -= 1;
-    }
+    // At a line start: a value after the point keeps its context.
+    let commit = if req.last { data.len() } else { usual_commit(data) };
     let mut out = Vec::with_capacity(data.len());
     let mut counts: BTreeMap<String, u32> = BTreeMap::new();
     let mut pos = 0usize;
@@ -147,6 +145,7 @@ mod tests {
     use super::*;
     use crate::pack::fixtures;
     use crate::pack::CompiledPack;
+    use crate::stages::redact::OVERLAP;
 
     fn pack() -> CompiledPack {
         fixtures::pack(vec![fixtures::rule(serde_json::json!({
@@ -203,6 +202,31 @@ mod tests {
         };
         for chunk in [OVERLAP + 1, OVERLAP + 7919, 3 * OVERLAP] {
             assert!(run(&input, chunk, &p) == expected, "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn a_value_at_the_commit_point_is_seen_with_its_key() {
+        // The key before the usual commit point, the value from it on: the
+        // step that defers the value must hand the next one the whole line.
+        let p = fixtures::pack(vec![fixtures::rule(serde_json::json!({
+            "id": "kv", "regex": r#"api_key = "([A-Za-z0-9]{20})""#, "keywords": ["api_key"], "secret_group": 1
+        }))]);
+        let chunk = OVERLAP + 7919;
+        let key = b"config: api_key = \"";
+        for off in [-3i64, 0, 1, 7, 15] {
+            let at = (chunk - OVERLAP) as i64 + off - key.len() as i64;
+            let mut input = Vec::new();
+            while (input.len() as i64) < at - 40 {
+                input.extend_from_slice(b"2026-12-06 INFO request handled ok\n");
+            }
+            input.resize(at as usize - 1, b'x');
+            input.push(b'\n');
+            input.extend_from_slice(key);
+            input.extend_from_slice(b"Zq8vR2mK7tLwX9pQ4nB6\"\n");
+            input.extend_from_slice(&b"2026-12-06 INFO request handled ok\n".repeat(4000));
+            let out = String::from_utf8(run(&input, chunk, &p)).unwrap();
+            assert!(out.contains("api_key = \"[REDACTED:kv]\""), "value {off} bytes after the point");
         }
     }
 

@@ -1,32 +1,31 @@
 //! `redact` over a stream: constant memory, on one thread or on several.
 //!
 //! The pipeline's `redact` step is a pure function of its request. It is
-//! sent `carry + chunk` and commits a prefix: all but the last
-//! [`OVERLAP`] bytes of its data, moved back to a UTF-8 boundary, and
-//! forward past a match that crosses that point. The rest (the carry) is
-//! sent again with the next chunk, so a secret across a chunk boundary is
-//! seen whole. So step `k`'s data starts where step `k - 1` committed.
+//! sent `carry + chunk` and commits a prefix: up to the line start before
+//! the last 64 KiB of its data ([`usual_commit`]), or past a match that
+//! crosses that point. The rest (the carry) is sent again with
+//! the next chunk, so a secret across a chunk boundary is seen whole. So
+//! step `k`'s data starts where step `k - 1` committed.
 //!
 //! On several threads, step `k` is run ahead of time on a guess: the data
-//! it gets when step `k - 1` commits where it nearly always does, at
-//! [`OVERLAP`] bytes before the end of chunk `k - 1` (moved back to a
-//! UTF-8 boundary, as the pipeline does). The results are taken in order.
-//! A step whose guess proves wrong (a match crossed that point; a stream
-//! still being sniffed) is run again, here, on its true carry. A step
-//! taken is thus always the step a single thread would have run on the
-//! same request, and the output is the same byte for byte, whatever the
-//! thread count. The guess only decides how much runs in parallel.
+//! it gets when step `k - 1` (on its own guessed data) commits at its
+//! [`usual_commit`], as it does unless a secret crosses that line start.
+//! The results are taken in order. A step whose guess proves wrong (a
+//! match across the point, a PEM block say; a stream still being sniffed)
+//! runs again, here, on its true carry. A step taken is thus always the
+//! step a single thread would have run on the same request, and the output
+//! is the same byte for byte, whatever the thread count: the guess only
+//! decides how much runs in parallel.
 //!
-//! Cost: every step runs once, plus once more for each wrong guess (a
-//! secret within a few bytes of a chunk's last [`OVERLAP`]: rare). Memory:
-//! at most `2 × threads` chunks read and not yet written, and one live
-//! instance per thread.
+//! Cost: every step runs once, plus once more for each wrong guess; where
+//! most guesses are wrong, guessing stops. Memory: at most `2 × threads`
+//! chunks read and not yet written, and one live instance per thread.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{Read, Write};
 use std::sync::{mpsc, Mutex};
 
-use result_sanitizer_rule_engine::OVERLAP;
+use result_sanitizer_rule_engine::usual_commit;
 
 use crate::api::{RedactRequest, RedactResponse};
 use crate::engine::{LoadedPack, Sanitizer};
@@ -197,9 +196,8 @@ impl<'o, 'r> Taker<'o, 'r> {
 /// A chunk read and not yet taken.
 struct Slot {
     /// Stream offset where `window` starts: the guessed start of the
-    /// step's data; `None` when no guess could be made (the window is the
-    /// chunk alone).
-    guess: Option<u64>,
+    /// step's data.
+    guess: u64,
     /// The guessed data: the guessed carry, then the chunk.
     window: Vec<u8>,
     /// Where the chunk starts in `window`.
@@ -238,15 +236,15 @@ fn parallel(
             });
         }
         drop(done_tx);
-        // Slots `taken..` (at most 2 × threads); the last `OVERLAP` and a
-        // little more of the stream read so far, for the next guess.
+        // Slots `taken..` (at most 2 × threads).
         let mut slots: VecDeque<Slot> = VecDeque::new();
         let mut done: BTreeMap<usize, (RedactRequest, Result<RedactResponse>)> = BTreeMap::new();
-        let (mut taken, mut read, mut eof) = (0usize, 0u64, false);
+        let (mut taken, mut eof) = (0usize, false);
         // Guesses taken and wrong ones: where most are wrong (a secret
         // across nearly every commit point), guessing stops.
         let (mut guesses, mut misses) = (0u32, 0u32);
-        let mut recent: Vec<u8> = Vec::with_capacity(OVERLAP + 64);
+        // The guessed carry of the next step: its stream offset and bytes.
+        let mut carry: (u64, Vec<u8>) = (0, Vec::new());
         let mut buf = vec![0u8; chunk];
         let send = |k: usize, slot: &mut Slot, taker: &Taker<'_, '_>| {
             let req =
@@ -258,11 +256,9 @@ fn parallel(
             while !eof && slots.len() < 2 * threads {
                 let filled = fill(&mut input, &mut buf)?;
                 eof = filled < chunk;
-                let mut slot = guessed(&recent, read, &buf[..filled], eof);
-                read += filled as u64;
-                keep_recent(&mut recent, &buf[..filled]);
+                let mut slot = guessed(&mut carry, &buf[..filled], eof);
                 // A stream still to be judged is not guessed ahead.
-                if slot.guess.is_some() && !taker.req.sniff && !hopeless(guesses, misses) {
+                if !taker.req.sniff && !hopeless(guesses, misses) {
                     send(taken + slots.len(), &mut slot, taker);
                 }
                 slots.push_back(slot);
@@ -281,14 +277,14 @@ fn parallel(
                 };
                 slot.window = req.data;
                 guesses += 1;
-                if slot.guess == Some(taker.at) {
+                if slot.guess == taker.at {
                     // The guess held: this is the step one thread runs.
                     taker.req.last = slot.last;
                     taker.take(slot.window, r?, output)?;
                     continue;
                 }
             }
-            // No guess, or a wrong one: run the step on its true carry.
+            // A wrong guess (or none sent): run the step on its true carry.
             if slot.sent {
                 misses += 1;
             }
@@ -296,7 +292,7 @@ fn parallel(
             if !taker.req.sniff && !hopeless(guesses, misses) {
                 // Judged now: the steps read ahead can go out.
                 for (i, later) in slots.iter_mut().enumerate() {
-                    if !later.sent && later.guess.is_some() {
+                    if !later.sent {
                         send(taken + i, later, taker);
                     }
                 }
@@ -327,42 +323,14 @@ fn fields_of(req: &RedactRequest) -> RedactRequest {
     }
 }
 
-/// The slot of a `chunk` read at stream offset `read`, with its guessed
-/// carry taken from `recent` (the stream's bytes just before it): the
-/// step before commits [`OVERLAP`] bytes before its end, moved back to a
-/// UTF-8 boundary. The first step has no carry; a guess that needs more
-/// than `recent` holds is not made.
-fn guessed(recent: &[u8], read: u64, chunk: &[u8], last: bool) -> Slot {
-    let at = match read {
-        0 => Some(recent.len()),
-        _ => recent.len().checked_sub(OVERLAP).map(|mut i| {
-            while i > 0 && recent[i] & 0xC0 == 0x80 {
-                i -= 1;
-            }
-            i
-        }),
-    };
-    match at {
-        Some(i) => {
-            let mut window = Vec::with_capacity(recent.len() - i + chunk.len());
-            window.extend_from_slice(&recent[i..]);
-            window.extend_from_slice(chunk);
-            let head = recent.len() - i;
-            Slot { guess: Some(read - head as u64), window, head, last, sent: false }
-        }
-        None => Slot { guess: None, window: chunk.to_vec(), head: 0, last, sent: false },
-    }
-}
-
-/// Keeps the last `OVERLAP + 64` bytes of the stream in `recent`.
-fn keep_recent(recent: &mut Vec<u8>, chunk: &[u8]) {
-    const KEEP: usize = OVERLAP + 64;
-    if chunk.len() >= KEEP {
-        recent.clear();
-        recent.extend_from_slice(&chunk[chunk.len() - KEEP..]);
-    } else {
-        recent.extend_from_slice(chunk);
-        let extra = recent.len().saturating_sub(KEEP);
-        recent.drain(..extra);
-    }
+/// The slot of `chunk`, its window the guessed `carry` and the chunk; the
+/// carry becomes the one guessed for the step after it.
+fn guessed(carry: &mut (u64, Vec<u8>), chunk: &[u8], last: bool) -> Slot {
+    let (guess, head) = (carry.0, carry.1.len());
+    let mut window = Vec::with_capacity(head + chunk.len());
+    window.extend_from_slice(&carry.1);
+    window.extend_from_slice(chunk);
+    let at = usual_commit(&window);
+    *carry = (guess + at as u64, window[at..].to_vec());
+    Slot { guess, window, head, last, sent: false }
 }

@@ -8,7 +8,7 @@
 //! redaction's keyword pass finds on its way): the first and
 //! the last [`KEEP`], each at most [`LINE_MAX`] bytes, with their line
 //! numbers. Like the streaming `redact` step, it commits up to
-//! [`OVERLAP`] bytes before the end of the data, moved back to a line start
+//! [`OVERLAP`](crate::stages::redact::OVERLAP) bytes before the end of the data, moved back to a line start
 //! and forward past a secret that crosses it, so neither a line nor a
 //! secret is split between two steps; the caller sends the rest again.
 
@@ -18,7 +18,7 @@ use crate::api::{DrainStep, Gap, GapLine, SanitizeError};
 use crate::markup;
 use crate::pack::CompiledPack;
 use crate::record::counts_to_records;
-use crate::stages::redact::{Pass, Span, OVERLAP};
+use crate::stages::redact::{usual_commit, Pass, Span};
 use crate::strategies::error_lines::{self, KEEP, LINE_MAX};
 use crate::support::text::{self, floor_boundary};
 
@@ -89,16 +89,13 @@ pub fn step(gap: &Gap, data: &[u8], last: bool, pack: &CompiledPack) -> Result<D
     Ok(DrainStep { gap: out, consumed: consumed as u32 })
 }
 
-/// Where this step stops: the end when `last`, else [`OVERLAP`] before
+/// Where this step stops: the end when `last`, else [`OVERLAP`](crate::stages::redact::OVERLAP) before
 /// it, at a line start when there is one, never inside a secret.
 fn commit_point(t: &str, spans: &[Span], last: bool) -> usize {
     if last {
         return t.len();
     }
-    let mut commit = floor_boundary(t, t.len().saturating_sub(OVERLAP));
-    if let Some(p) = memchr::memrchr(b'\n', &t.as_bytes()[..commit]) {
-        commit = p + 1;
-    }
+    let mut commit = usual_commit(t.as_bytes());
     // Spans are sorted and disjoint: at most one crosses the point; past
     // it, on to the next line start if it is within the data.
     if let Some(s) = spans.iter().find(|s| s.start < commit && s.end > commit) {
@@ -134,6 +131,7 @@ fn redacted_line(t: &str, s: usize, e: usize, spans: &[Span]) -> (String, bool) 
 mod tests {
     use super::*;
     use crate::pack::fixtures;
+    use crate::stages::redact::OVERLAP;
 
     fn pack() -> CompiledPack {
         fixtures::pack(vec![fixtures::rule(serde_json::json!({

@@ -153,6 +153,21 @@ pub const ALLOW_MARKER: &str = "result-sanitizer:allow";
 /// crosses a chunk boundary is seen whole. Here, below its three users.
 pub const OVERLAP: usize = 64 * 1024;
 
+/// Where a step over a stream commits unless a secret crosses that point:
+/// [`OVERLAP`] bytes before the end of `data`, moved back to a UTF-8
+/// boundary, then to the start of its line (just after the last `\n`
+/// before it), so that the next step sees that line whole: a value after
+/// the point is found with the context before it (`api_key = "` ... `"`).
+/// The streaming `redact` step and the drain commit here; a host that runs
+/// a stream's steps on several threads guesses with it.
+pub fn usual_commit(data: &[u8]) -> usize {
+    let mut commit = data.len().saturating_sub(OVERLAP);
+    while commit > 0 && commit < data.len() && data[commit] & 0xC0 == 0x80 {
+        commit -= 1;
+    }
+    memchr::memrchr(b'\n', &data[..commit]).map_or(commit, |p| p + 1)
+}
+
 pub use rules::Ruleset;
 pub use rules::DFA_MIN_TEXT;
 pub use spans::Span;

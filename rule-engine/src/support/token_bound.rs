@@ -104,22 +104,33 @@ fn letters(run: &[u8], base: u8, table: &[u32; 26]) -> usize {
     total + part(len)
 }
 
+/// A byte's class: 1 an ASCII digit, 2 a lower-case letter, 3 an
+/// upper-case one, 0 anything else (one load per byte, not three ranges).
+const CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = if b.is_ascii_digit() {
+            1
+        } else if b.is_ascii_lowercase() {
+            2
+        } else if b.is_ascii_uppercase() {
+            3
+        } else {
+            0
+        };
+        i += 1;
+    }
+    t
+};
+
 fn chunk_bound(t: &Tables, b: &[u8]) -> usize {
+    let class = |x: u8| CLASS[usize::from(x)];
     let mut n = 0;
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
-        let class = |x: u8| {
-            if x.is_ascii_digit() {
-                1
-            } else if x.is_ascii_lowercase() {
-                2
-            } else if x.is_ascii_uppercase() {
-                3
-            } else {
-                0
-            }
-        };
         let k = class(c);
         if k == 0 {
             n += 1;

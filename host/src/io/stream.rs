@@ -39,6 +39,8 @@ pub const REDACT_CHUNK: usize = 1 << 20;
 /// Most threads `threads: 0` (one per core) starts: each holds a live
 /// instance and two chunks in flight.
 const MAX_AUTO_THREADS: usize = 8;
+/// Most threads started at all, whatever is asked.
+const MAX_THREADS: usize = 64;
 
 /// How a stream is redacted.
 pub struct StreamOptions<'r> {
@@ -59,8 +61,9 @@ pub struct StreamOptions<'r> {
     /// With `pii`: public IP addresses too.
     pub pii_public_ip: bool,
     /// Threads that run steps: 1 (the default) runs them one after another
-    /// on the caller's thread; 0 starts one per core (at most 8). The
-    /// output is the same whatever the count.
+    /// on the caller's thread; 0 starts one per core (at most 8; at most 64
+    /// when a count is given). The output is the same whatever the count;
+    /// on a live pipe, more than one thread writes a chunk (1 MiB) later.
     pub threads: usize,
 }
 
@@ -92,7 +95,7 @@ pub fn redact_stream(
     let chunk = opts.chunk.max(1);
     let threads = match opts.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_AUTO_THREADS)),
-        n => n,
+        n => n.min(MAX_THREADS),
     };
     let mut taker = Taker::new(opts, chunk);
     if threads <= 1 {
@@ -252,8 +255,16 @@ fn parallel(
             slot.sent = job_tx.send((k, req)).is_ok();
         };
         loop {
-            // Read ahead while there is room.
+            // Read ahead while there is room, but not while the next step
+            // to take is ready: a slow pipe's output is not held back for
+            // chunks still to come.
             while !eof && slots.len() < 2 * threads {
+                while let Ok((j, req, r)) = done_rx.try_recv() {
+                    done.insert(j, (req, r));
+                }
+                if slots.front().is_some_and(|f| !f.sent || done.contains_key(&taken)) {
+                    break;
+                }
                 let filled = fill(&mut input, &mut buf)?;
                 eof = filled < chunk;
                 let mut slot = guessed(&mut carry, &buf[..filled], eof);

@@ -2,6 +2,7 @@
 //! per tool result. Run with `cargo run --release --example embed`.
 
 use result_sanitizer_host::api::OutputFormat;
+use result_sanitizer_host::io::{redact_stream, StreamOptions};
 use result_sanitizer_host::{default_options, Limits, Sanitizer};
 
 fn main() -> Result<(), result_sanitizer_host::Error> {
@@ -31,5 +32,14 @@ fn main() -> Result<(), result_sanitizer_host::Error> {
         out.record.output_tokens,
         out.record.redactions.iter().map(|r| (&r.rule_id, r.count)).collect::<Vec<_>>()
     );
+
+    // A long log redacted as a stream, on every core: no budget, no
+    // wrapping, byte for byte the input where nothing matched, the same
+    // output as on one thread.
+    let log = tool_output.repeat(200); // ~8 MB
+    let mut redacted = Vec::new();
+    let mut stream = StreamOptions { threads: 0, ..StreamOptions::default() };
+    let n = redact_stream(&sanitizer, sanitizer.default_pack(), log.as_bytes(), &mut redacted, &mut stream)?;
+    println!("streamed {} bytes, {n} replacements", log.len());
     Ok(())
 }

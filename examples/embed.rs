@@ -39,7 +39,13 @@ fn main() -> Result<(), result_sanitizer_host::Error> {
     let log = tool_output.repeat(200); // ~8 MB
     let mut redacted = Vec::new();
     let mut stream = StreamOptions { threads: 0, ..StreamOptions::default() };
-    let n = redact_stream(&sanitizer, sanitizer.default_pack(), log.as_bytes(), &mut redacted, &mut stream)?;
-    println!("streamed {} bytes, {n} replacements", log.len());
+    let done = redact_stream(&sanitizer, sanitizer.default_pack(), log.as_bytes(), &mut redacted, &mut stream)?;
+    println!(
+        "streamed {} bytes in {} steps ({} run twice), {} replacements",
+        log.len(),
+        done.steps,
+        done.rerun,
+        done.replacements
+    );
     Ok(())
 }

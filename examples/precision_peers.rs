@@ -82,7 +82,7 @@ fn load(dir: &Path) -> Vec<PeerRule> {
 fn ours(s: &Sanitizer, pack: &LoadedPack, sample: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut opts = StreamOptions::default();
-    let n = redact_stream(s, pack, sample.as_bytes(), &mut out, &mut opts).expect("redact a sample");
+    let n = redact_stream(s, pack, sample.as_bytes(), &mut out, &mut opts).expect("redact a sample").replacements;
     let text = String::from_utf8_lossy(&out);
     let ids: Vec<String> = text
         .split("[REDACTED:")

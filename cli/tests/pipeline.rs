@@ -442,7 +442,7 @@ fn streaming_redact_is_byte_exact_and_catches_split_secrets() {
         &mut StreamOptions { chunk: 100_003, ..Default::default() },
     )
     .unwrap();
-    assert_eq!(n, 8);
+    assert_eq!(n.replacements, 8);
     let expected = String::from_utf8_lossy(&input).replace(AWS, "[REDACTED:aws-access-key-id]");
     let expected = expected.replace('\u{FFFD}', "\u{1}");
     let got = String::from_utf8_lossy(&out).replace('\u{FFFD}', "\u{1}");
@@ -450,22 +450,26 @@ fn streaming_redact_is_byte_exact_and_catches_split_secrets() {
     assert_eq!(out.iter().filter(|&&b| b == 0xff).count(), 8);
 }
 
+/// A stream's output, its count of replacements and its report.
+type Redacted = (Vec<u8>, u64, Vec<u8>);
+
 /// `redact_stream` over `input` in steps of `chunk` on `threads`: the
-/// output, the count, and the report (with a fixed key).
-fn redact_on(input: &[u8], chunk: usize, threads: usize, sniff: bool) -> (Vec<u8>, u64, Vec<u8>) {
+/// output, the count and the report (with a fixed key), which must not
+/// depend on the threads; and how many steps ran and ran twice.
+fn redact_on(input: &[u8], chunk: usize, threads: usize, sniff: bool) -> (Redacted, (u64, u64)) {
     let s = sanitizer();
     let (mut out, mut report) = (Vec::new(), Vec::new());
     let report_to = result_sanitizer_host::report::Report::new(&mut report, Some([7; 32])).unwrap();
     let mut o = StreamOptions { chunk, threads, sniff, report: Some(report_to), ..Default::default() };
-    let n = result_sanitizer_host::io::redact_stream(s, s.default_pack(), input, &mut out, &mut o).unwrap();
+    let done = result_sanitizer_host::io::redact_stream(s, s.default_pack(), input, &mut out, &mut o).unwrap();
     drop(o);
-    (out, n, report)
+    ((out, done.replacements, report), (done.steps, done.rerun))
 }
 
 /// A service log of `len` bytes with `text` written over it, centred on
 /// each of the `at` offsets.
 fn log_with_across(len: usize, text: &str, at: &[usize]) -> Vec<u8> {
-    let mut input = lines(len / 40 + 1, |i| format!("{i:07} GET /api/items/{i} 200 é ok")).into_bytes();
+    let mut input = lines(len / 20 + 1, |i| format!("{i:07} GET /api/items/{i} 200 é ok")).into_bytes();
     input.truncate(len);
     for &p in at {
         let from = p - text.len() / 2;
@@ -487,50 +491,89 @@ fn parallel_redact_gives_one_threads_output_byte_for_byte() {
         let n = 12;
         // Step k - 1 commits at the line start before OVERLAP from the end
         // of its data, where the threads guess it does, except where a
-        // secret crosses that line start (a key block at steps 2 and 7
-        // here: the guess is wrong and the step runs again). Keys sit on
-        // the point and on chunk boundaries; a multi-byte character and an
-        // invalid byte on the point elsewhere.
+        // secret crosses that line start: a key block at steps 2 and 7
+        // here, whose guesses are wrong, so they run twice. Keys sit on the
+        // point and on chunk boundaries, a multi-byte character and an
+        // invalid byte at line starts on it. Exact multiples of the chunk,
+        // and not.
         let usual = |k: usize| k * chunk - OVERLAP;
-        let mut input = log_with_across(n * chunk + 777, &pem, &[usual(2), usual(7)]);
-        for p in [usual(3), 5 * chunk, 9 * chunk + 3] {
-            input[p - 10..p - 10 + key.len()].copy_from_slice(key.as_bytes());
-        }
-        input[usual(4) - 1..usual(4) + 1].copy_from_slice("é".as_bytes());
-        input[usual(5)] = 0xff;
-        // A key block across every such point: the threads stop guessing.
-        let dense = log_with_across(n * chunk, &pem, &(1..n).map(usual).collect::<Vec<_>>());
-        for (what, input, found) in [("sparse", &input, 5), ("dense", &dense, n as u64 - 1)] {
-            let one = redact_on(input, chunk, 1, false);
-            assert_eq!(one.1, found, "{what}: secrets redacted");
-            let text = String::from_utf8_lossy(&one.0);
-            assert!(!text.contains(AWS) && !text.contains("BEGIN RSA"), "{what}: a secret survived");
+        for len in [n * chunk, n * chunk + 777] {
+            let mut input = log_with_across(len, &pem, &[usual(2), usual(7)]);
+            for p in [usual(3), 5 * chunk, 9 * chunk + 3] {
+                input[p - 10..p - 10 + key.len()].copy_from_slice(key.as_bytes());
+            }
+            for (k, b) in [(4, "é"), (5, "\u{ff}")] {
+                let at = input[..usual(k)].iter().rposition(|&c| c == b'\n').unwrap() + 1;
+                input[at..at + b.len()].copy_from_slice(b.as_bytes());
+            }
+            input[usual(6)] = 0xff;
+            let one = redact_on(&input, chunk, 1, false);
+            assert_eq!(one.0 .1, 5, "secrets redacted");
+            let text = String::from_utf8_lossy(&one.0 .0);
+            assert!(!text.contains(AWS) && !text.contains("BEGIN RSA"), "a secret survived");
+            assert_eq!(one.1, (n as u64 + 1, 0), "one step per chunk and a last one, none twice");
             for threads in [2, 3] {
-                let many = redact_on(input, chunk, threads, false);
-                assert!(many == one, "{what}, chunk {chunk}, {threads} threads: not one thread's output");
+                let many = redact_on(&input, chunk, threads, false);
+                assert!(many.0 == one.0, "chunk {chunk}, {len} bytes, {threads} threads: not one thread's output");
+                assert_eq!(many.1, (n as u64 + 1, 2), "only the steps after a key block run twice");
             }
         }
+        // A key block across every such point: the threads stop guessing
+        // after a few wrong guesses.
+        let dense = log_with_across(n * chunk, &pem, &(1..n).map(usual).collect::<Vec<_>>());
+        let one = redact_on(&dense, chunk, 1, false);
+        assert_eq!(one.0 .1, n as u64 - 1);
+        let many = redact_on(&dense, chunk, 2, false);
+        assert!(many.0 == one.0, "dense, chunk {chunk}: not one thread's output");
+        assert!((2..8).contains(&many.1 .1), "{} steps run twice", many.1 .1);
+        // One line of two-byte characters, with no line start to stop at:
+        // steps stop inside it, on a character boundary.
+        let mut long = "é".repeat(3 * chunk / 2).into_bytes();
+        for k in 1..3 {
+            long[k * chunk - OVERLAP - 9..k * chunk - OVERLAP + 11].copy_from_slice(AWS.as_bytes());
+        }
+        assert!(redact_on(&long, chunk, 3, false).0 == redact_on(&long, chunk, 1, false).0);
         // A stream judged from its first bytes: the threads wait for the judgment.
         let code = format!("fn main() {{\n    let key = \"{GH}\";\n}}\n").repeat(2 * chunk / 40);
-        assert!(redact_on(code.as_bytes(), chunk, 1, true) == redact_on(code.as_bytes(), chunk, 2, true));
+        assert!(redact_on(code.as_bytes(), chunk, 1, true).0 == redact_on(code.as_bytes(), chunk, 2, true).0);
     }
+    // Small chunks (below the overlap and the 16 KiB a sniff reads), and
+    // nothing at all.
+    let small = log_with_across(40_000, &key, &[5_000, 21_000]);
+    for sniff in [false, true] {
+        assert!(redact_on(&small, 1000, 2, sniff).0 == redact_on(&small, 1000, 1, sniff).0, "sniff {sniff}");
+    }
+    assert!(redact_on(b"", 1000, 2, false).0 == redact_on(b"", 1000, 1, false).0);
 }
 
 #[test]
 fn a_value_just_after_a_steps_commit_point_keeps_its_key() {
-    // The key before the line start a step commits at, the value after
-    // it: the next step gets the whole line (it once got the value alone).
+    // The key before the point a step stops at, the value after it: the
+    // next step once got the value alone, and it passed. Here the point
+    // falls in the value's line, on the value's line after the key's
+    // (Kubernetes env), and in a line too long to stop at its start.
     let chunk = 100_003;
     let point = chunk - result_sanitizer_rule_engine::OVERLAP;
-    let line = "config: api_key = \"Zq8vR2mK7tLwX9pQ4nB6\"\n";
-    for off in [0, 3, 10] {
-        let mut input = log_with_across(3 * chunk, "", &[]);
-        let at = point + off - line.find('Z').unwrap();
-        input[at - 1] = b'\n';
-        input[at..at + line.len()].copy_from_slice(line.as_bytes());
-        for threads in [1, 2] {
-            let out = String::from_utf8(redact_on(&input, chunk, threads, false).0).unwrap();
-            assert!(!out.contains("Zq8vR2mK7tLwX9pQ4nB6"), "value {off} bytes after the point, {threads} threads");
+    let value = "Zq8vR2mK7tLwX9pQ4nB6";
+    let cases =
+        [format!("config: api_key = \"{value}\"\n"), format!("    - name: DB_PASSWORD\n      value: \"{value}\"\n")];
+    for text in cases.iter().map(Some).chain([None]) {
+        for off in [0, 3, 10] {
+            let mut input = log_with_across(3 * chunk, "", &[]);
+            let text = match text {
+                Some(t) => t.clone(),
+                // The stream's first line, so the point falls in it.
+                None => format!("{}{{\"api_key\": \"{value}\"}}\n", "x".repeat(point + off - 13)),
+            };
+            let at = point + off - text.find(value).unwrap();
+            if at > 0 {
+                input[at - 1] = b'\n';
+            }
+            input[at..at + text.len()].copy_from_slice(text.as_bytes());
+            for threads in [1, 2] {
+                let out = String::from_utf8(redact_on(&input, chunk, threads, false).0 .0).unwrap();
+                assert!(!out.contains(value), "value {off} bytes after the point, {threads} threads: {}", &text[..12]);
+            }
         }
     }
 }

@@ -20,7 +20,7 @@ use crate::engine::{LoadedPack, Sanitizer};
 use crate::error::{Error, Result};
 
 mod stream;
-pub use stream::{redact_stream, StreamOptions, REDACT_CHUNK};
+pub use stream::{redact_stream, StreamOptions, Streamed, REDACT_CHUNK};
 
 /// Bytes read under a cap.
 pub struct Capped {

@@ -4,14 +4,18 @@
 //! redacted form of a prefix it is sure about, plus how many input bytes
 //! that prefix consumed. Everything after the commit point is sent again
 //! with the next chunk, so a secret that straddles a chunk boundary is seen
-//! whole. The commit point is [`OVERLAP`](crate::stages::redact::OVERLAP) bytes before the end of the data
-//! (longer than any secret a rule matches, PEM blocks included), moved
-//! back to a UTF-8 boundary and to the start of its line
-//! ([`usual_commit`]: a value after the point is seen with its key), and
-//! moved forward past any match that starts before it. Bytes that are not valid UTF-8 pass through unchanged: output
-//! equals input byte for byte wherever nothing matched.
+//! whole. The commit point is 64 KiB before the end of the data (longer
+//! than any secret a rule matches, PEM blocks included), moved back to a
+//! UTF-8 boundary and to the start of its line ([`usual_commit`]), then
+//! forward past any match that crosses it ([`past_matches`]): its secret,
+//! or its context before the point and its secret after it (a key's line
+//! and then its value's), so that no value is left to a step that no
+//! longer sees its key. Bytes that are not valid UTF-8 pass through
+//! unchanged: output equals input byte for byte wherever nothing matched.
 //!
-//! Memory: at most one chunk plus [`OVERLAP`](crate::stages::redact::OVERLAP) bytes, whatever the input.
+//! Memory: a step's data is its carry (at most the overlap, or a chunk
+//! and the overlap when the point's line is long) and a chunk, whatever
+//! the input.
 
 use std::collections::BTreeMap;
 
@@ -19,7 +23,7 @@ use crate::api::{RedactRequest, RedactResponse, RedactionSpan, SanitizeError};
 use crate::markup;
 use crate::pack::CompiledPack;
 use crate::record::counts_to_records;
-use crate::stages::redact::{usual_commit, Pass};
+use crate::stages::redact::{past_matches, usual_commit, Pass};
 
 /// How much of a stream asked to sniff is read to judge it: what
 /// `sanitize` reads of a result to tell a test's code.
@@ -58,7 +62,7 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
     };
     let content_type = sniffed.or(req.content_type.as_deref()).filter(|t| !t.is_empty());
     // At a line start: a value after the point keeps its context.
-    let commit = if req.last { data.len() } else { usual_commit(data) };
+    let mut commit = if req.last { data.len() } else { usual_commit(data) };
     let mut out = Vec::with_capacity(data.len());
     let mut counts: BTreeMap<String, u32> = BTreeMap::new();
     let mut pos = 0usize;
@@ -76,6 +80,9 @@ pub fn step(req: &RedactRequest, pack: &CompiledPack) -> Result<RedactResponse, 
     for (valid, invalid) in crate::support::text::utf8_pieces(data) {
         let start = pos;
         let spans = pass.spans(valid);
+        if (start..start + valid.len()).contains(&commit) {
+            commit = start + past_matches(&spans, commit - start);
+        }
         let mut last = 0usize;
         let mut beyond = false;
         for s in &spans {
@@ -227,6 +234,43 @@ mod tests {
             input.extend_from_slice(&b"2026-12-06 INFO request handled ok\n".repeat(4000));
             let out = String::from_utf8(run(&input, chunk, &p)).unwrap();
             assert!(out.contains("api_key = \"[REDACTED:kv]\""), "value {off} bytes after the point");
+        }
+        // A line too long to stop at its start: the point falls between
+        // the key and the value, and the step takes the match across it.
+        for off in [-5i64, 0, 9] {
+            let at = (chunk - OVERLAP) as i64 + off - key.len() as i64;
+            let mut input = vec![b'x'; at as usize];
+            input.extend_from_slice(key);
+            input.extend_from_slice(b"Zq8vR2mK7tLwX9pQ4nB6\"\n");
+            input.extend_from_slice(&b"2026-12-06 INFO request handled ok\n".repeat(4000));
+            let out = String::from_utf8(run(&input, chunk, &p)).unwrap();
+            assert!(out.contains("api_key = \"[REDACTED:kv]\""), "one long line, value {off} bytes after the point");
+        }
+    }
+
+    #[test]
+    fn a_value_on_the_line_after_its_key_is_seen_with_it() {
+        // The key on one line, the value on the next, which starts at the
+        // point: the step that stops there takes the match across it.
+        let p = fixtures::pack(vec![fixtures::rule(serde_json::json!({
+            "id": "env", "regex": r#"name: DB_PASSWORD\n\s*value: "([A-Za-z0-9]{20})""#, "keywords": ["name:"],
+            "secret_group": 1
+        }))]);
+        let chunk = OVERLAP + 7919;
+        let key = b"- name: DB_PASSWORD\n";
+        for off in [0i64, 2, 11] {
+            let at = (chunk - OVERLAP) as i64 + off - key.len() as i64;
+            let mut input = Vec::new();
+            while (input.len() as i64) < at - 40 {
+                input.extend_from_slice(b"2026-12-06 INFO request handled ok\n");
+            }
+            input.resize(at as usize - 1, b'x');
+            input.push(b'\n');
+            input.extend_from_slice(key);
+            input.extend_from_slice(b"  value: \"Zq8vR2mK7tLwX9pQ4nB6\"\n");
+            input.extend_from_slice(&b"2026-12-06 INFO request handled ok\n".repeat(4000));
+            let out = String::from_utf8(run(&input, chunk, &p)).unwrap();
+            assert!(out.contains("value: \"[REDACTED:env]\""), "the value's line {off} bytes after the point");
         }
     }
 

@@ -3,23 +3,28 @@
 //! The pipeline's `redact` step is a pure function of its request. It is
 //! sent `carry + chunk` and commits a prefix: up to the line start before
 //! the last 64 KiB of its data ([`usual_commit`]), or past a match that
-//! crosses that point. The rest (the carry) is sent again with
-//! the next chunk, so a secret across a chunk boundary is seen whole. So
-//! step `k`'s data starts where step `k - 1` committed.
+//! crosses that point. The rest (the carry) is sent again with the next
+//! chunk, so a secret across a chunk boundary is seen whole. So step `k`'s
+//! data starts where step `k - 1` committed.
 //!
 //! On several threads, step `k` is run ahead of time on a guess: the data
 //! it gets when step `k - 1` (on its own guessed data) commits at its
 //! [`usual_commit`], as it does unless a secret crosses that line start.
 //! The results are taken in order. A step whose guess proves wrong (a
-//! match across the point, a PEM block say; a stream still being sniffed)
-//! runs again, here, on its true carry. A step taken is thus always the
+//! match across the point: a key block, or a key's line and its value's)
+//! runs again, here, on its true carry; no step is sent while a stream is
+//! still to be sniffed. A step taken is thus always the
 //! step a single thread would have run on the same request, and the output
 //! is the same byte for byte, whatever the thread count: the guess only
 //! decides how much runs in parallel.
 //!
-//! Cost: every step runs once, plus once more for each wrong guess; where
-//! most guesses are wrong, guessing stops. Memory: at most `2 × threads`
-//! chunks read and not yet written, and one live instance per thread.
+//! Cost: every step runs once, plus once more for each wrong guess
+//! ([`Streamed::rerun`]); where most guesses are wrong, guessing stops.
+//! Memory: at most `2 × threads` steps' data read and not yet written
+//! (each a chunk and its carry, up to two chunks on long lines), and one
+//! live instance per thread. Limits apply per step as on one thread, but
+//! steps share the cores: a wall-clock limit (`Limits::timeout`) set close
+//! to one step's time can be reached on several threads and not on one.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{Read, Write};
@@ -32,15 +37,14 @@ use crate::engine::{LoadedPack, Sanitizer};
 use crate::error::{Error, Result};
 
 /// Bytes the CLI's `redact` sends per step. Each step also rescans the
-/// pipeline's overlap (64 KiB) from the step before, so larger chunks
-/// rescan less: 1 MiB keeps that under 7 % at about 3 MiB of guest memory.
+/// carry from the step before (the 64 KiB overlap, more when the point
+/// falls in a long line), so larger chunks rescan less: 1 MiB keeps that
+/// under 7 % on lines of a few KiB, at about 3 MiB of guest memory.
 pub const REDACT_CHUNK: usize = 1 << 20;
 
-/// Most threads `threads: 0` (one per core) starts: each holds a live
-/// instance and two chunks in flight.
-const MAX_AUTO_THREADS: usize = 8;
-/// Most threads started at all, whatever is asked.
-const MAX_THREADS: usize = 64;
+/// Most threads started, whatever is asked: each holds a live instance
+/// (and a pack keeps at most 8 idle ones) and two chunks in flight.
+const MAX_THREADS: usize = 8;
 
 /// How a stream is redacted.
 pub struct StreamOptions<'r> {
@@ -61,9 +65,9 @@ pub struct StreamOptions<'r> {
     /// With `pii`: public IP addresses too.
     pub pii_public_ip: bool,
     /// Threads that run steps: 1 (the default) runs them one after another
-    /// on the caller's thread; 0 starts one per core (at most 8; at most 64
-    /// when a count is given). The output is the same whatever the count;
-    /// on a live pipe, more than one thread writes a chunk (1 MiB) later.
+    /// on the caller's thread; 0 starts one per core; at most 8. The
+    /// output is the same whatever the count; on a live pipe, more than
+    /// one thread writes a chunk (1 MiB) later.
     pub threads: usize,
 }
 
@@ -82,21 +86,33 @@ impl Default for StreamOptions<'_> {
     }
 }
 
-/// Streams `input` to `output` through the pipeline's `redact` step and
-/// returns the number of replacements. Memory stays at about one chunk
-/// plus the pipeline's overlap per thread.
+/// What [`redact_stream`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Streamed {
+    /// Replacements made.
+    pub replacements: u64,
+    /// Steps taken (one per chunk, and a last one).
+    pub steps: u64,
+    /// Steps run twice: run ahead on a guess that proved wrong.
+    pub rerun: u64,
+}
+
+/// Streams `input` to `output` through the pipeline's `redact` step.
+/// Memory stays at about two chunks per thread (a step's data is its
+/// carry, at most a chunk and the overlap on long lines, and a chunk).
 pub fn redact_stream(
     s: &Sanitizer,
     pack: &LoadedPack,
     mut input: impl Read,
     mut output: impl Write,
     opts: &mut StreamOptions<'_>,
-) -> Result<u64> {
+) -> Result<Streamed> {
     let chunk = opts.chunk.max(1);
     let threads = match opts.threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_AUTO_THREADS)),
-        n => n.min(MAX_THREADS),
-    };
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+    .min(MAX_THREADS);
     let mut taker = Taker::new(opts, chunk);
     if threads <= 1 {
         let mut buf = vec![0u8; chunk];
@@ -112,7 +128,7 @@ pub fn redact_stream(
         parallel(s, pack, input, &mut output, &mut taker, threads)?;
     }
     output.flush()?;
-    Ok(taker.total)
+    Ok(taker.done)
 }
 
 /// Reads until `buf` is full or the input ends (short reads are common on
@@ -139,7 +155,7 @@ struct Taker<'o, 'r> {
     req: RedactRequest,
     /// Stream offset of `req.data[0]`.
     at: u64,
-    total: u64,
+    done: Streamed,
 }
 
 impl<'o, 'r> Taker<'o, 'r> {
@@ -154,7 +170,7 @@ impl<'o, 'r> Taker<'o, 'r> {
             pii: opts.pii,
             pii_public_ip: opts.pii_public_ip,
         };
-        Self { opts, chunk, req, at: 0, total: 0 }
+        Self { opts, chunk, req, at: 0, done: Streamed::default() }
     }
 
     /// Runs the next step here, on the carry and `chunk`.
@@ -176,7 +192,8 @@ impl<'o, 'r> Taker<'o, 'r> {
     /// Takes the step that ran on `data` (the carry and a chunk): writes
     /// its output and report, and keeps what it did not consume.
     fn take(&mut self, mut data: Vec<u8>, resp: RedactResponse, output: &mut impl Write) -> Result<()> {
-        self.total += resp.redactions.iter().map(|r| u64::from(r.count)).sum::<u64>();
+        self.done.replacements += resp.redactions.iter().map(|r| u64::from(r.count)).sum::<u64>();
+        self.done.steps += 1;
         output.write_all(&resp.output)?;
         if let Some(report) = self.opts.report.as_mut() {
             report.step(&data, resp.consumed as usize, &resp.spans)?;
@@ -232,7 +249,10 @@ fn parallel(
             scope.spawn(move || loop {
                 let next = job_rx.lock().map_err(|_| ()).and_then(|rx| rx.recv().map_err(|_| ()));
                 let Ok((k, req)) = next else { break };
-                let r = s.redact_request(pack, &req);
+                // A panic is sent as an error: the taker waits for this
+                // step's result and would otherwise wait forever.
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.redact_request(pack, &req)))
+                    .unwrap_or_else(|_| Err(Error::InvalidOutput("a redact worker panicked".into())));
                 if done_tx.send((k, req, r)).is_err() {
                     break;
                 }
@@ -245,7 +265,10 @@ fn parallel(
         let (mut taken, mut eof) = (0usize, false);
         // Guesses taken and wrong ones: where most are wrong (a secret
         // across nearly every commit point), guessing stops.
-        let (mut guesses, mut misses) = (0u32, 0u32);
+        let (mut guesses, mut misses) = (0u64, 0u64);
+        // A read that failed: the chunks read before it are taken first,
+        // as on one thread.
+        let mut failed = None;
         // The guessed carry of the next step: its stream offset and bytes.
         let mut carry: (u64, Vec<u8>) = (0, Vec::new());
         let mut buf = vec![0u8; chunk];
@@ -265,7 +288,13 @@ fn parallel(
                 if slots.front().is_some_and(|f| !f.sent || done.contains_key(&taken)) {
                     break;
                 }
-                let filled = fill(&mut input, &mut buf)?;
+                let filled = match fill(&mut input, &mut buf) {
+                    Ok(n) => n,
+                    Err(e) => {
+                        (failed, eof) = (Some(e), true);
+                        break;
+                    }
+                };
                 eof = filled < chunk;
                 let mut slot = guessed(&mut carry, &buf[..filled], eof);
                 // A stream still to be judged is not guessed ahead.
@@ -298,25 +327,18 @@ fn parallel(
             // A wrong guess (or none sent): run the step on its true carry.
             if slot.sent {
                 misses += 1;
+                taker.done.rerun += 1;
             }
             taker.run_here(s, pack, &slot.window[slot.head..], slot.last, output)?;
-            if !taker.req.sniff && !hopeless(guesses, misses) {
-                // Judged now: the steps read ahead can go out.
-                for (i, later) in slots.iter_mut().enumerate() {
-                    if !later.sent {
-                        send(taken + i, later, taker);
-                    }
-                }
-            }
         }
         drop(job_tx);
-        Ok(())
+        failed.map_or(Ok(()), Err)
     })
 }
 
 /// Whether guessing has failed too often to go on: each wrong guess costs
 /// a step run twice.
-fn hopeless(guesses: u32, misses: u32) -> bool {
+fn hopeless(guesses: u64, misses: u64) -> bool {
     misses >= 2 && 2 * misses > guesses
 }
 

@@ -18,7 +18,7 @@ use crate::api::{DrainStep, Gap, GapLine, SanitizeError};
 use crate::markup;
 use crate::pack::CompiledPack;
 use crate::record::counts_to_records;
-use crate::stages::redact::{usual_commit, Pass, Span};
+use crate::stages::redact::{past_matches, usual_commit, Pass, Span};
 use crate::strategies::error_lines::{self, KEEP, LINE_MAX};
 use crate::support::text::{self, floor_boundary};
 
@@ -95,15 +95,16 @@ fn commit_point(t: &str, spans: &[Span], last: bool) -> usize {
     if last {
         return t.len();
     }
-    let mut commit = usual_commit(t.as_bytes());
-    // Spans are sorted and disjoint: at most one crosses the point; past
-    // it, on to the next line start if it is within the data.
-    if let Some(s) = spans.iter().find(|s| s.start < commit && s.end > commit) {
-        commit = s.end;
+    let usual = usual_commit(t.as_bytes());
+    // Past the matches that cross the point (their secret, or their
+    // context and then their secret), on to the next line start if it is
+    // within the data and no match crosses it.
+    let commit = past_matches(spans, usual);
+    if commit > usual {
         if let Some(p) = memchr::memchr(b'\n', &t.as_bytes()[commit..]) {
             let next = commit + p + 1;
-            if !spans.iter().any(|s| s.start < next && s.end > next) {
-                commit = next;
+            if past_matches(spans, next) == next {
+                return next;
             }
         }
     }

@@ -102,7 +102,7 @@ pub fn encoded_secrets(text: &str, inner: impl Fn(&str) -> Option<String>) -> Ve
                         // A run that starts at an escape's letter (`\nQUt…`)
                         // takes the backslash too, so no `\[` is left.
                         let backslashes = b[tok.start..rs].iter().rev().take_while(|&&c| c == b'\\').count();
-                        out.push(Span { start: rs - backslashes % 2, end: re, rule });
+                        out.push(Span::new(rs - backslashes % 2, re, rule));
                     }
                 }
             }
@@ -126,7 +126,7 @@ pub fn encoded_secrets(text: &str, inner: impl Fn(&str) -> Option<String>) -> Ve
                 // string) ends with that escape's backslash: left out, so
                 // the escape stays whole and the string unbroken.
                 let backslashes = b[tok.clone()].iter().rev().take_while(|&&c| c == b'\\').count();
-                out.push(Span { start: tok.start, end: tok.end - backslashes % 2, rule });
+                out.push(Span::new(tok.start, tok.end - backslashes % 2, rule));
             }
         }
     }

@@ -162,10 +162,26 @@ pub const OVERLAP: usize = 64 * 1024;
 /// a stream's steps on several threads guesses with it.
 pub fn usual_commit(data: &[u8]) -> usize {
     let mut commit = data.len().saturating_sub(OVERLAP);
-    while commit > 0 && commit < data.len() && data[commit] & 0xC0 == 0x80 {
-        commit -= 1;
+    // Back to a character's first byte: three steps at most (a longer run
+    // of continuation bytes is not UTF-8 and passes byte by byte, and an
+    // unbounded walk back over one could leave nothing to commit).
+    for _ in 0..3 {
+        if commit > 0 && commit < data.len() && data[commit] & 0xC0 == 0x80 {
+            commit -= 1;
+        }
     }
     memchr::memrchr(b'\n', &data[..commit]).map_or(commit, |p| p + 1)
+}
+
+/// `at`, or past the matches of `spans` that cross it: a match whose
+/// secret, or whose context and then its secret (`name: DB_PASSWORD`
+/// before the point, its value after it), lie on both sides is taken by
+/// the step that stops there, which sees it whole.
+pub fn past_matches(spans: &[Span], mut at: usize) -> usize {
+    while let Some(end) = spans.iter().filter(|s| s.from < at && s.end > at).map(|s| s.end).max() {
+        at = end;
+    }
+    at
 }
 
 pub use rules::Ruleset;

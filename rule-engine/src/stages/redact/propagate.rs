@@ -78,7 +78,7 @@ pub(super) fn propagate_values(text: &str, found: &[(String, String)], known: &F
                 && !known.bounds.contains_key(&(start, end))
                 && !super::value::name_side(b, end)
             {
-                spans.push(Span { start, end, rule: (*rule).to_string() });
+                spans.push(Span::new(start, end, (*rule).to_string()));
             }
         }
     }

@@ -98,16 +98,20 @@ impl Ruleset {
                 let code = test || class == RegionClass::Code;
                 let inner = Mode { regions: false, code, ..mode }.over_tests(test);
                 let (spans, _) = self.scan_any(&view, &[], inner, None);
-                let mut mapped: Vec<Span> =
-                    spans.into_iter().map(|s| Span { start: back[s.start], end: back[s.end], rule: s.rule }).collect();
+                let mut mapped: Vec<Span> = spans
+                    .into_iter()
+                    .map(|s| Span { start: back[s.start], end: back[s.end], rule: s.rule, from: back[s.from] })
+                    .collect();
                 mapped.extend(custom_spans(text, custom));
                 return (merge(mapped), false);
             }
         }
         if let Some((view, back)) = visible_view(text) {
             let spans = self.scan_visible(&view, &[], mode, None);
-            let mut mapped: Vec<Span> =
-                spans.into_iter().map(|s| Span { start: back[s.start], end: back[s.end], rule: s.rule }).collect();
+            let mut mapped: Vec<Span> = spans
+                .into_iter()
+                .map(|s| Span { start: back[s.start], end: back[s.end], rule: s.rule, from: back[s.from] })
+                .collect();
             // Custom findings are offsets into the original text.
             mapped.extend(custom_spans(text, custom));
             return (merge(mapped), false);
@@ -283,7 +287,7 @@ impl Ruleset {
         let mut spans = std::mem::take(&mut out.spans);
         if let Some(roots) = &self.roots {
             for m in roots.find_iter(text) {
-                spans.push(Span { start: m.start(), end: m.end(), rule: TENANT_ROOT_RULE.into() });
+                spans.push(Span::new(m.start(), m.end(), TENANT_ROOT_RULE.into()));
             }
         }
         for s in custom_spans(text, custom) {
@@ -324,7 +328,7 @@ impl Ruleset {
             }
             let (whole, secret) = caps;
             if let Some(g) = secret {
-                out.offer(self, rule, text, g.start, g.end);
+                out.offer(self, rule, text, whole.start, g.start, g.end);
             }
             pos = if whole.end > whole.start {
                 whole.end
@@ -381,7 +385,7 @@ impl Ruleset {
                 continue;
             }
             if let Some(g) = secret {
-                out.offer(self, rule, text, h + g.start, h + g.end);
+                out.offer(self, rule, text, h + whole.start, h + g.start, h + g.end);
             }
             return Some(h + whole.end);
         }
@@ -430,6 +434,7 @@ fn whole_escapes(text: &str, mut spans: Vec<Span>) -> Vec<Span> {
     for s in &mut spans {
         if s.start > 0 && odd_run_before(s.start) {
             s.start -= 1;
+            s.from = s.from.min(s.start);
             moved = true;
         }
         if s.end > s.start + 1 && odd_run_before(s.end) {
@@ -495,11 +500,8 @@ pub(super) fn custom_spans(text: &str, custom: &[Finding]) -> Vec<Span> {
         .iter()
         .filter_map(|f| {
             let (s, e) = (f.start as usize, f.end as usize);
-            (s < e && e <= text.len() && text.is_char_boundary(s) && text.is_char_boundary(e)).then(|| Span {
-                start: s,
-                end: e,
-                rule: sanitize_rule_id(&f.rule_id),
-            })
+            (s < e && e <= text.len() && text.is_char_boundary(s) && text.is_char_boundary(e))
+                .then(|| Span::new(s, e, sanitize_rule_id(&f.rule_id)))
         })
         .collect()
 }
@@ -575,7 +577,7 @@ pub(super) mod tests {
     fn spans_keep_backslash_escapes_whole() {
         let span = |t: &str, from: &str, to: &str| {
             let start = t.find(from).unwrap();
-            Span { start, end: t.find(to).unwrap() + to.len(), rule: "r".into() }
+            Span::new(start, t.find(to).unwrap() + to.len(), "r".into())
         };
         let shown = |t: &str, s: Vec<Span>| {
             let mut out = t.to_string();

@@ -13,6 +13,19 @@ pub struct Span {
     pub end: usize,
     /// Rule id.
     pub rule: String,
+    /// Where the match that found it starts (at most `start`): a secret
+    /// may need the text before it (`name: DB_PASSWORD` on the line
+    /// before `value: …`), so a stream step that stops between the two
+    /// takes the secret with it, not leaving it to a step that starts
+    /// after its key.
+    pub from: usize,
+}
+
+impl Span {
+    /// A span whose match is itself (no context before it).
+    pub fn new(start: usize, end: usize, rule: String) -> Self {
+        Self { start, end, rule, from: start }
+    }
 }
 
 /// The spans one scan has found so far, by rule, in the order found.
@@ -53,7 +66,15 @@ pub(super) struct Found {
 impl Found {
     /// Adds the candidate `text[start..end]` if it is new and `rule`
     /// accepts it.
-    pub(super) fn offer(&mut self, set: &Ruleset, rule: &CompiledRule, text: &str, start: usize, end: usize) {
+    pub(super) fn offer(
+        &mut self,
+        set: &Ruleset,
+        rule: &CompiledRule,
+        text: &str,
+        from: usize,
+        start: usize,
+        end: usize,
+    ) {
         // Only ASCII text reaches the byte-mode engine, whose bounds could
         // otherwise fall inside a character: kept on whole characters.
         let (start, end) = (floor_boundary(text, start), ceil_boundary(text, end));
@@ -115,7 +136,7 @@ impl Found {
             return;
         }
         self.bounds.insert((start, end), rule.propagate);
-        self.spans.push(Span { start, end, rule: rule.id.clone() });
+        self.spans.push(Span { start, end, rule: rule.id.clone(), from: from.min(start) });
     }
 }
 
@@ -181,7 +202,10 @@ pub(super) fn merge(mut spans: Vec<Span>) -> Vec<Span> {
     let mut out: Vec<Span> = Vec::with_capacity(spans.len());
     for s in spans {
         match out.last_mut() {
-            Some(last) if s.start < last.end => last.end = last.end.max(s.end),
+            Some(last) if s.start < last.end => {
+                last.end = last.end.max(s.end);
+                last.from = last.from.min(s.from);
+            }
             _ => out.push(s),
         }
     }

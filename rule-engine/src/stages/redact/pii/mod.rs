@@ -93,7 +93,7 @@ pub(super) fn find(text: &str, mode: Mode) -> Vec<Span> {
 }
 
 fn span(r: Range<usize>, rule: &str) -> Span {
-    Span { start: r.start, end: r.end, rule: rule.into() }
+    Span::new(r.start, r.end, rule.into())
 }
 
 /// Most groups a run holds, and most bytes: a table of numbers is read
@@ -595,8 +595,8 @@ pub(super) mod tests {
     fn bare_json_numbers() {
         let text = r#"{"phone": 14155550132, "note": "call 4155550132"}"#;
         let spans = vec![
-            Span { start: 10, end: 21, rule: PHONE.into() },
-            Span { start: text.find("4155550132\"").unwrap(), end: text.len() - 2, rule: PHONE.into() },
+            Span::new(10, 21, PHONE.into()),
+            Span::new(text.find("4155550132\"").unwrap(), text.len() - 2, PHONE.into()),
         ];
         assert_eq!(outside_json_strings(text, &spans), [true, false]);
     }

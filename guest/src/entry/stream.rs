@@ -212,6 +212,24 @@ mod tests {
         }
     }
 
+    const LOG_LINE: &[u8] = b"2026-12-06 INFO request handled ok\n";
+
+    /// Log lines, then `text` from the start of a line at `at` (from the
+    /// stream's start when `at` is 0), then more log lines.
+    fn log_around(at: usize, text: &[u8]) -> Vec<u8> {
+        let mut input = Vec::new();
+        while input.len() + 40 < at {
+            input.extend_from_slice(LOG_LINE);
+        }
+        if at > 0 {
+            input.resize(at - 1, b'x');
+            input.push(b'\n');
+        }
+        input.extend_from_slice(text);
+        input.extend_from_slice(&LOG_LINE.repeat(4000));
+        input
+    }
+
     #[test]
     fn a_value_at_the_commit_point_is_seen_with_its_key() {
         // The key before the usual commit point, the value from it on: the
@@ -220,30 +238,19 @@ mod tests {
             "id": "kv", "regex": r#"api_key = "([A-Za-z0-9]{20})""#, "keywords": ["api_key"], "secret_group": 1
         }))]);
         let chunk = OVERLAP + 7919;
-        let key = b"config: api_key = \"";
+        let line = b"config: api_key = \"Zq8vR2mK7tLwX9pQ4nB6\"\n";
+        let value_at = line.iter().position(|&c| c == b'Z').unwrap();
         for off in [-3i64, 0, 1, 7, 15] {
-            let at = (chunk - OVERLAP) as i64 + off - key.len() as i64;
-            let mut input = Vec::new();
-            while (input.len() as i64) < at - 40 {
-                input.extend_from_slice(b"2026-12-06 INFO request handled ok\n");
-            }
-            input.resize(at as usize - 1, b'x');
-            input.push(b'\n');
-            input.extend_from_slice(key);
-            input.extend_from_slice(b"Zq8vR2mK7tLwX9pQ4nB6\"\n");
-            input.extend_from_slice(&b"2026-12-06 INFO request handled ok\n".repeat(4000));
-            let out = String::from_utf8(run(&input, chunk, &p)).unwrap();
+            let at = ((chunk - OVERLAP) as i64 + off) as usize - value_at;
+            let out = String::from_utf8(run(&log_around(at, line), chunk, &p)).unwrap();
             assert!(out.contains("api_key = \"[REDACTED:kv]\""), "value {off} bytes after the point");
         }
         // A line too long to stop at its start: the point falls between
         // the key and the value, and the step takes the match across it.
         for off in [-5i64, 0, 9] {
-            let at = (chunk - OVERLAP) as i64 + off - key.len() as i64;
-            let mut input = vec![b'x'; at as usize];
-            input.extend_from_slice(key);
-            input.extend_from_slice(b"Zq8vR2mK7tLwX9pQ4nB6\"\n");
-            input.extend_from_slice(&b"2026-12-06 INFO request handled ok\n".repeat(4000));
-            let out = String::from_utf8(run(&input, chunk, &p)).unwrap();
+            let mut long = vec![b'x'; ((chunk - OVERLAP) as i64 + off) as usize - value_at];
+            long.extend_from_slice(line);
+            let out = String::from_utf8(run(&log_around(0, &long), chunk, &p)).unwrap();
             assert!(out.contains("api_key = \"[REDACTED:kv]\""), "one long line, value {off} bytes after the point");
         }
     }
@@ -257,19 +264,11 @@ mod tests {
             "secret_group": 1
         }))]);
         let chunk = OVERLAP + 7919;
-        let key = b"- name: DB_PASSWORD\n";
-        for off in [0i64, 2, 11] {
-            let at = (chunk - OVERLAP) as i64 + off - key.len() as i64;
-            let mut input = Vec::new();
-            while (input.len() as i64) < at - 40 {
-                input.extend_from_slice(b"2026-12-06 INFO request handled ok\n");
-            }
-            input.resize(at as usize - 1, b'x');
-            input.push(b'\n');
-            input.extend_from_slice(key);
-            input.extend_from_slice(b"  value: \"Zq8vR2mK7tLwX9pQ4nB6\"\n");
-            input.extend_from_slice(&b"2026-12-06 INFO request handled ok\n".repeat(4000));
-            let out = String::from_utf8(run(&input, chunk, &p)).unwrap();
+        let lines = b"- name: DB_PASSWORD\n  value: \"Zq8vR2mK7tLwX9pQ4nB6\"\n";
+        let second = lines.iter().position(|&c| c == b'\n').unwrap() + 1;
+        for off in [0, 2, 11] {
+            let at = chunk - OVERLAP + off - second;
+            let out = String::from_utf8(run(&log_around(at, lines), chunk, &p)).unwrap();
             assert!(out.contains("value: \"[REDACTED:env]\""), "the value's line {off} bytes after the point");
         }
     }

@@ -30,6 +30,11 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
+/// The fastest of `v`: a busy moment of a shared machine only adds time.
+fn fastest(v: &[Duration]) -> Duration {
+    v.iter().copied().min().unwrap_or_default()
+}
+
 fn pct(v: &mut [Duration], p: f64) -> Duration {
     v.sort();
     v[((v.len() as f64 - 1.0) * p).round() as usize]
@@ -334,7 +339,6 @@ fn main() {
     }
     let mut side = Vec::new();
     for (((label, data), [in_proc, ours, theirs, other, one]), found) in inputs.iter().zip(times).zip(found) {
-        let fastest = |v: &[Duration]| v.iter().copied().min().unwrap_or_default();
         if let (Some(b), false) = (&cli_b, other.is_empty()) {
             line(
                 &format!("redact {label}, whole process (--cli-b {}), fastest of {}", b.display(), other.len()),

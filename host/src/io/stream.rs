@@ -263,9 +263,9 @@ fn parallel(
         let mut slots: VecDeque<Slot> = VecDeque::new();
         let mut done: BTreeMap<usize, (RedactRequest, Result<RedactResponse>)> = BTreeMap::new();
         let (mut taken, mut eof) = (0usize, false);
-        // Guesses taken and wrong ones: where most are wrong (a secret
-        // across nearly every commit point), guessing stops.
-        let (mut guesses, mut misses) = (0u64, 0u64);
+        // Guesses taken: where most are wrong (`taker.done.rerun`; a
+        // secret across nearly every commit point), guessing stops.
+        let mut guesses = 0u64;
         // A read that failed: the chunks read before it are taken first,
         // as on one thread.
         let mut failed = None;
@@ -298,7 +298,7 @@ fn parallel(
                 eof = filled < chunk;
                 let mut slot = guessed(&mut carry, &buf[..filled], eof);
                 // A stream still to be judged is not guessed ahead.
-                if !taker.req.sniff && !hopeless(guesses, misses) {
+                if !taker.req.sniff && !hopeless(guesses, taker.done.rerun) {
                     send(taken + slots.len(), &mut slot, taker);
                 }
                 slots.push_back(slot);
@@ -323,12 +323,9 @@ fn parallel(
                     taker.take(slot.window, r?, output)?;
                     continue;
                 }
-            }
-            // A wrong guess (or none sent): run the step on its true carry.
-            if slot.sent {
-                misses += 1;
                 taker.done.rerun += 1;
             }
+            // A wrong guess (or none sent): run the step on its true carry.
             taker.run_here(s, pack, &slot.window[slot.head..], slot.last, output)?;
         }
         drop(job_tx);

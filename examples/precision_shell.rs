@@ -164,8 +164,9 @@ fn excerpt(line: &str) -> String {
 }
 
 /// The content `run` prints for `o` (its replayed bytes and status), or
-/// `redact`'s output on stdin.
-fn ours(cli: &Path, o: &Output, file: &Path) -> Result<Vec<u8>, String> {
+/// `redact`'s output on stdin; with the content class `run`'s record gives
+/// it (`None` for `redact`).
+fn ours(cli: &Path, o: &Output, file: &Path) -> Result<(Vec<u8>, Option<String>), String> {
     std::fs::write(file, &o.bytes).expect("write output");
     let out = if o.redact {
         Command::new(cli).args(["redact", "--sniff", "-"]).stdin(std::fs::File::open(file).expect("reopen")).output()
@@ -183,7 +184,7 @@ fn ours(cli: &Path, o: &Output, file: &Path) -> Result<Vec<u8>, String> {
         return Err(format!("{}: {}", o.label, out.status));
     }
     if o.redact {
-        return Ok(out.stdout);
+        return Ok((out.stdout, None));
     }
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("{}: {e}", o.label))?;
     let content = &v["message"]["content"];
@@ -191,7 +192,26 @@ fn ours(cli: &Path, o: &Output, file: &Path) -> Result<Vec<u8>, String> {
     if v["record"]["truncated"].as_bool() == Some(true) {
         return Err(format!("{}: cut although the budgets are wide open", o.label));
     }
-    Ok(text.into_bytes())
+    Ok((text.into_bytes(), v["record"]["class"].as_str().map(str::to_string)))
+}
+
+/// How `run` judged the files `sed -n` printed without their names, by
+/// their names' extensions (the language `content_type_for_path` gives,
+/// or "other .ext"): files, and of them judged code.
+#[derive(Default)]
+struct Sniffed(BTreeMap<String, (u64, u64)>);
+
+impl Sniffed {
+    fn add(&mut self, label: &str, class: Option<&str>) {
+        let name = label.rsplit([' ', '/']).next().unwrap_or(label);
+        let lang = match result_sanitizer_pipeline::content_type_for_path(name) {
+            Some(t) => t.rsplit(['/', '-']).next().unwrap_or(t).to_string(),
+            None => format!("other .{}", name.rsplit_once('.').map_or("", |(_, e)| e).to_ascii_lowercase()),
+        };
+        let e = self.0.entry(lang).or_default();
+        e.0 += 1;
+        e.1 += u64::from(class == Some("code"));
+    }
 }
 
 fn run_gitleaks(gl: &Path, dir: &Path, outs: &[&Output]) -> BTreeMap<String, u64> {
@@ -279,12 +299,16 @@ fn main() {
     };
     let mut results: BTreeMap<&str, KindResult> = BTreeMap::new();
     let mut samples = Vec::new();
+    let mut sniffed = Sniffed::default();
     let file = tmp.join("output.txt");
     let t = Instant::now();
     for o in &outputs {
         let r = results.entry(o.kind).or_default();
         match ours(&cli, o, &file) {
-            Ok(text) => {
+            Ok((text, class)) => {
+                if o.kind == "sed -n" {
+                    sniffed.add(&o.label, class.as_deref());
+                }
                 r.outputs += 1;
                 r.bytes += o.bytes.len() as u64;
                 for (k, v) in new_markers(&o.bytes, &text) {
@@ -303,7 +327,7 @@ fn main() {
     let mut missed = Vec::new();
     for (o, secrets) in &plants {
         match ours(&cli, o, &file) {
-            Ok(text) => {
+            Ok((text, _)) => {
                 let text = String::from_utf8_lossy(&text);
                 if secrets.iter().any(|s| text.contains(&s[..16])) {
                     missed.push(format!("{}: {}", o.repo, o.label));
@@ -429,6 +453,11 @@ fn main() {
     for m in &missed {
         println!("  NOT REDACTED: {m}");
     }
+    // Where code is not recognised as code, generic rules see all of it.
+    println!("\nfiles printed without their names (sed -n), judged code by `run`, by the language their names give");
+    for (lang, (files, code)) in &sniffed.0 {
+        println!("  {lang:<14} {files:>5} files, {code:>5} judged code ({:.2})", *code as f64 / (*files).max(1) as f64);
+    }
     let failures: Vec<&String> = results.values().flat_map(|r| &r.failures).collect();
     if !failures.is_empty() {
         println!("\n{} outputs failed (not counted):", failures.len());
@@ -446,6 +475,7 @@ fn main() {
             "repositories": dirs.iter().map(|(n, d)| json!({"name": n, "head": git(d, &["rev-parse", "HEAD"]).map(|(o, _)| String::from_utf8_lossy(&o).trim().to_string())})).collect::<Vec<_>>(),
             "kinds": json_rows,
             "planted": {"outputs": plants.len(), "missed": missed},
+            "sniffed": sniffed.0.iter().map(|(l, (f, c))| json!({"language": l, "files": f, "judged_code": c})).collect::<Vec<_>>(),
             "changed_lines": samples.iter().map(|s| json!({"kind": s.kind, "output": s.label, "rules": s.rules, "redacted_line": s.text})).collect::<Vec<_>>(),
             "seconds": started.elapsed().as_secs_f64(),
         });

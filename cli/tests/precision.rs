@@ -199,3 +199,41 @@ fn the_record_says_where_on_request() {
     assert_eq!(sites[0]["hash"], sites[1]["hash"]);
     assert_eq!((sites[0]["line"].as_u64(), sites[1]["line"].as_u64()), (Some(2), Some(3)));
 }
+
+/// Shapes met in public repositories' agent outputs (session 33), written
+/// here: a Ruby test read without its name keeps its fixtures, and a
+/// fixture's other uses; a `.env` template's placeholders, an elided value
+/// and an `echo ... >> file` stay; a generic value made of letters alone is
+/// not sought elsewhere. The same secrets in a real `.env` still go.
+#[test]
+fn agent_reads_keep_fixtures_placeholders_and_elided_values() {
+    let ruby = "# frozen_string_literal: true\n\nrequire \"test_helper\"\n\n\
+                class CallbacksTest < ActionDispatch::IntegrationTest\n  PROFILE = {\n    \"uid\" => '4321',\n    \
+                \"site\" => 'http://blog.vintracorp.com.br'\n  }\n\n  setup do\n    OmniAuth.config.mock_auth[:github] = {\n      \
+                \"credentials\" => {\"token\" => 'vintracorp'},\n    }\n  end\n\n  test \"signs in\" do\n    \
+                get \"/users/auth/github/callback\"\n    assert_equal \"vintracorp\", session[\"token\"]\n  end\nend\n";
+    // `sed -n` piped to `redact --sniff`, and a `cat -n` listing.
+    assert_eq!(redact(&["--sniff"], ruby), ruby);
+    let listing: String = ruby.lines().enumerate().map(|(i, l)| format!("{:>6}\t{l}\n", i + 1)).collect();
+    assert_eq!(redact(&[], &listing), listing);
+    // A Python module that opens with comments and a docstring is code.
+    let py = "#!/usr/bin/env python3\n# Copyright the authors.\n# Licensed as the project.\n\"\"\"Connection settings.\n\n\
+              The defaults are for a local database started by the\ndeveloper's compose file.\n\"\"\"\n\nimport os\n\n\n\
+              def settings(env=os.environ):\n    \"\"\"The settings, from ``env``.\"\"\"\n    if \"DB_URL\" in env:\n        \
+              return {\"url\": env[\"DB_URL\"]}\n    return {\n        \"host\": \"localhost\",\n    }\n";
+    let mut child =
+        bin().args(["sanitize", "--tool", "read_file"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), py.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["_meta"]["result-sanitizer/record"]["class"], "code");
+    // grep over a `.env` template; the same line from a real `.env` goes.
+    let template = "./.env.example:3:SESSION_SECRET=sessionsecret\n./.env.example:4:MAIL_PASSWORD=mysecurepassword\n";
+    assert_eq!(redact(&[], template), template);
+    let real = redact(&[], "./.env:3:SESSION_SECRET=sessionsecret\n");
+    assert!(!real.contains("sessionsecret"));
+    let readme = "# echo \"export SESSION_SECRET=99ae8af...snip...ec0f262ac\" >> ~/.bashrc\n```\n";
+    assert_eq!(redact(&[], readme), readme);
+    let log = "token: vintracorp\nurl: http://blog.vintracorp.com.br\n";
+    assert_eq!(redact(&[], log), "token: [REDACTED:env-secret-assignment]\nurl: http://blog.vintracorp.com.br\n");
+}

@@ -169,10 +169,13 @@ fn looks_like_csv(b: &[u8]) -> bool {
     [b',', b'\t'].iter().any(|&d| {
         let n = memchr::memchr_iter(d, lines[0]).count();
         // The header names its fields: no spaces-only prose, same count of
-        // separators on (almost) every line.
+        // separators on (almost) every line. Lines that end with the
+        // separator are a list in code (`  Headers,` one name a line), not
+        // rows.
         n >= 1
             && lines[0].len() < 2048
             && lines.iter().filter(|l| memchr::memchr_iter(d, l).count() == n).count() * 10 >= lines.len() * 9
+            && lines.iter().filter(|l| l.trim_ascii_end().ends_with(&[d])).count() * 2 < lines.len()
     })
 }
 
@@ -199,6 +202,9 @@ mod tests {
         assert_eq!(refine(b"x", Some("text/html; charset=utf-8")), ContentClass::Html);
         assert_eq!(refine(b"id,name\n1,a\n2,b\n3,c\n", None), ContentClass::Csv);
         assert_eq!(refine(b"error: failed, see above\nok\n", None), ContentClass::Text);
+        // A list of names one a line, as an import or an enum writes it.
+        let names = b"import {\n  Client,\n  Options,\n  Headers,\n  Cancel,\n  Timeout,\n} from 'lib';\n";
+        assert_ne!(refine(names, None), ContentClass::Csv);
         assert_eq!(refine(b"[1, 2", Some("application/json")), ContentClass::Json);
         // A document's head, cut anywhere (even inside a character), is JSON;
         // a log whose lines start with a bracketed timestamp or level is not.

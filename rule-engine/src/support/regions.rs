@@ -66,6 +66,12 @@ impl RegionClass {
     pub fn of_path(path: &str) -> Self {
         let name = path.rsplit(['/', '\\', ':']).next().unwrap_or(path).to_ascii_lowercase();
         let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+        // A template for a `.env` (`.env.example`, `.env.sample`) holds
+        // placeholders (`SESSION_SECRET=sessionsecret`): plain text, where a
+        // value made of words is not taken for a password.
+        if matches!(ext, "example" | "sample" | "template" | "dist" | "tmpl" | "tpl") && name.starts_with(".env") {
+            return Self::Text;
+        }
         if name == ".env" || name.starts_with(".env.") || ext == "env" {
             return Self::Env;
         }
@@ -476,6 +482,8 @@ mod tests {
             ("HEAD:lib/a.rb", RegionClass::Code),
             (".env", RegionClass::Env),
             ("deploy/.env.production", RegionClass::Env),
+            (".env.example", RegionClass::Text),
+            ("HEAD:app/.env.sample", RegionClass::Text),
             ("config/app.yml", RegionClass::Config),
             ("home/.netrc", RegionClass::Config),
             ("package.json", RegionClass::Json),

@@ -280,7 +280,15 @@ impl Ruleset {
             }
             if rule.propagate {
                 for s in &out.spans[before..] {
-                    propagate.push((text[s.start..s.end].to_string(), s.rule.clone()));
+                    // A generic rule's value was judged by its key; where
+                    // it stands alone nothing vouches for it, so only a
+                    // secret-shaped one is sought there: `plataformatec`
+                    // after `"token" =>` is no reason to cut
+                    // `blog.plataformatec.com.br` elsewhere.
+                    let value = &text[s.start..s.end];
+                    if !rule.strict_only || self.secret_shaped(value) {
+                        propagate.push((value.to_string(), s.rule.clone()));
+                    }
                 }
             }
         }

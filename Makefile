@@ -202,6 +202,8 @@ bench: build mcp-deps redis-deps $(GITLEAKS) $(PEERS)/gitleaks.jsonl $(BENCH_LOG
 	@echo
 	target/release/examples/precision_shell --gitleaks $(GITLEAKS) --repos $(PRECISION_REPOS) $(PRECISION_SHELL_FLAGS)
 	@echo
+	python3 tools/sniff-check.py $(wildcard $(PRECISION_REPOS)/*)
+	@echo
 	target/release/examples/precision_peers --gitleaks $(GITLEAKS) --peers $(PEERS)
 
 # False alarms on real source code (cargo registry sources, Python's
@@ -209,12 +211,15 @@ bench: build mcp-deps redis-deps $(GITLEAKS) $(PEERS)/gitleaks.jsonl $(BENCH_LOG
 # files; e.g. PRECISION_FLAGS='--mb 2 --show 40 --json target/bench/precision.json'.
 # Then the outputs agents run over code (grep, git log -p, cat -n, ...) over
 # the git repositories in PRECISION_REPOS (none shipped: docs/benchmarks.md
-# lists them; the table says when they are absent).
+# lists them; the table says when they are absent), and how files sent
+# without their names are judged (code or not; tools/sniff-check.py).
 PRECISION_REPOS ?= target/bench/repos
 precision: build $(GITLEAKS) $(PEERS)/gitleaks.jsonl
 	target/release/examples/precision --gitleaks $(GITLEAKS) $(PRECISION_FLAGS)
 	@echo
 	target/release/examples/precision_shell --gitleaks $(GITLEAKS) --repos $(PRECISION_REPOS) $(PRECISION_SHELL_FLAGS)
+	@echo
+	python3 tools/sniff-check.py $(wildcard $(PRECISION_REPOS)/*)
 	@echo
 	target/release/examples/precision_peers --gitleaks $(GITLEAKS) --peers $(PEERS)
 

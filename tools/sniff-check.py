@@ -11,8 +11,8 @@ name says it is: source code by language, or another kind of text.
 Sources: the git repositories given (every file of HEAD), and what any machine
 with the project's toolchains holds: Python's standard library, the cargo
 registry's sources, Go's module cache, npm's own `node_modules` and its
-Markdown, /etc's configuration files, and the logs in target/bench/logs (slices
-of 16 KiB). At most --per files of each kind from each source, picked by a
+Markdown, /etc's configuration files and shell scripts and rc files, and the
+logs in target/bench/logs (slices of 16 KiB). At most --per files of each kind from each source, picked by a
 seeded hash of their paths.
 
 Usage: tools/sniff-check.py [--cli PATH] [--per N] [GIT_DIR...]
@@ -29,7 +29,8 @@ import sys
 CODE = {"rb": "ruby", "py": "python", "ts": "typescript", "tsx": "typescript", "js": "javascript",
         "mjs": "javascript", "go": "go", "rs": "rust", "java": "java", "c": "c", "h": "c"}
 TEXT = {"md": "markdown", "rst": "rst", "yml": "yaml", "yaml": "yaml", "txt": "text", "toml": "toml",
-        "cfg": "config", "conf": "config", "ini": "config", "log": "log"}
+        "cfg": "config", "conf": "config", "ini": "config", "log": "log", "sh": "shell", "bash": "shell",
+        "zsh": "shell", "bashrc": "shell", "zshrc": "shell", "profile": "shell"}
 HEAD = 16384
 
 
@@ -82,6 +83,10 @@ def main():
         "/usr/lib/node_modules/npm/node_modules/**/*.js",
         "/usr/lib/node_modules/npm/**/*.md",
         "/etc/**/*.conf",
+        "/etc/**/*.sh",
+        "/usr/share/**/*.sh",
+        "/etc/*bashrc",
+        "/etc/skel/.*",
     ]
     for pattern in machine:
         for k, path in picked(glob.glob(pattern, recursive=True), per):

@@ -237,3 +237,26 @@ fn agent_reads_keep_fixtures_placeholders_and_elided_values() {
     let log = "token: vintracorp\nurl: http://blog.vintracorp.com.br\n";
     assert_eq!(redact(&[], log), "token: [REDACTED:env-secret-assignment]\nurl: http://blog.vintracorp.com.br\n");
 }
+
+/// The other side of telling code from text (session 33's review): a
+/// shell's rc file and a printed object are not code, so an unquoted or
+/// weak secret in them still goes; a password found at its key still goes
+/// where a trace prints it again; dots at a value's end elide nothing.
+#[test]
+fn shell_files_printed_objects_and_repeated_passwords_still_lose_their_secrets() {
+    let bashrc = "# ~/.bashrc: executed by bash(1) for non-login shells.\n\n# If not running interactively, don't do anything\n\
+                  case $- in\n    *i*) ;;\n      *) return;;\nesac\n\nHISTCONTROL=ignoreboth\nshopt -s histappend\n\n\
+                  if [ -f ~/.bash_aliases ]; then\n    . ~/.bash_aliases\nfi\n\nalias ll='ls -alF'\nalias la='ls -A'\n\n\
+                  export PATH=\"$HOME/bin:$PATH\"\nexport DB_PASSWORD=Tr0ub4dor&3x\nexport API_TOKEN=Xk9mQ2vLp7Rt4wZsB8nC3dF6\n";
+    let printed = "{\n  host: 'db.internal',\n  port: 5432,\n  user: 'app',\n  password: 'Tr0ub4dor&3x',\n  \
+                   pool: { min: 1, max: 10 },\n  ssl: false\n}\n";
+    for (text, gone) in [(bashrc, &["Tr0ub4dor", "Xk9mQ2vLp7"][..]), (printed, &["Tr0ub4dor"][..])] {
+        let listing: String = text.lines().enumerate().map(|(i, l)| format!("{:>6}\t{l}\n", i + 1)).collect();
+        for out in [redact(&["--sniff"], text), redact(&[], &listing)] {
+            assert!(gone.iter().all(|g| !out.contains(g)), "a secret survived in a shell file or a printed object");
+        }
+    }
+    let trace = "+ export DB_PASSWORD=k8Fz2Lq9wX\n+ psql --host db --db-pass k8Fz2Lq9wX -c 'select 1'\n";
+    assert!(!redact(&[], trace).contains("k8Fz2Lq9wX"));
+    assert!(!redact(&[], "{\"password\": \"Tr0ub4dor&3x...\"}\n").contains("Tr0ub4dor"));
+}

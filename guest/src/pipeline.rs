@@ -200,7 +200,7 @@ pub(crate) fn sanitize_visible(
     // from a source nobody here controls.)
     let test = code
         && ((!opts.untrusted && opts.content_type.as_deref().is_some_and(crate::support::code::declares_test))
-            || crate::support::code::looks_like_test(&body.text[..body.text.len().min(TEST_SNIFF_BYTES)]));
+            || crate::support::sniff::looks_like_test(&body.text[..body.text.len().min(TEST_SNIFF_BYTES)]));
     let pass = pass
         .over_code(code)
         .over_tests(test)

@@ -36,7 +36,7 @@ const SNIFF_BYTES: usize = 16 * 1024;
 /// judged as that file).
 fn sniffed(head: &[u8]) -> &'static str {
     match crate::stages::triage::refine(head, None) == crate::api::ContentClass::Code {
-        true if crate::support::code::looks_like_test(head) => "text/x-source; test",
+        true if crate::support::sniff::looks_like_test(head) => "text/x-source; test",
         true => "text/x-source",
         false => "",
     }
@@ -326,7 +326,7 @@ mod tests {
         }
         // A diff of code is text (its regions name their files); a log too.
         let diff = "diff --git a/src/a.rs b/src/a.rs\n--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1,6 +1,6 @@ mod a {\n fn a() {\n     let x = 1;\n-    let y = 2;\n+    let y = 3;\n }\n fn b() {}\n";
-        assert!(crate::support::code::looks_like_code(diff.as_bytes()));
+        assert!(crate::support::sniff::looks_like_code(diff.as_bytes()));
         assert_eq!((sniffed(diff.as_bytes()), sniffed(&diff.as_bytes()[diff.find('@').unwrap()..])), ("", ""));
         assert_eq!(sniffed(b"INFO start\nINFO token=abc\n"), "");
         assert_eq!(sniffed(&src.as_bytes()[..SNIFF_BYTES]), "text/x-source; test");

@@ -116,7 +116,7 @@ pub fn refine(bytes: &[u8], content_type: Option<&str>) -> ContentClass {
     }
     // A diff or grep hits quote code from files they name: plain text,
     // where each region is judged as its file (`support::regions`).
-    if crate::support::code::looks_like_code(body)
+    if crate::support::sniff::looks_like_code(body)
         && !crate::support::regions::names_files(&String::from_utf8_lossy(body))
     {
         return ContentClass::Code;

@@ -10,6 +10,7 @@ pub mod encodings;
 pub mod error_words;
 pub mod pieces;
 pub mod regions;
+pub mod sniff;
 pub mod text;
 pub mod token_bound;
 pub mod tokenizer;

@@ -228,8 +228,8 @@ fn listing(text: &str, out: &mut Regions) {
         }
         head.push('\n');
     }
-    let class = match super::code::looks_like_code(head.as_bytes()) {
-        true if super::code::looks_like_test(head.as_bytes()) => RegionClass::Test,
+    let class = match super::sniff::looks_like_code(head.as_bytes()) {
+        true if super::sniff::looks_like_test(head.as_bytes()) => RegionClass::Test,
         true => RegionClass::Code,
         false => RegionClass::Text,
     };

@@ -40,8 +40,8 @@
 //!    checked again ([`Found`]).
 //! 5. Tenant path roots are literals: one more Aho-Corasick automaton.
 //! 6. Every other occurrence of a value found is redacted too (one more
-//!    pass, [`propagate_values`]; a generic rule's value only if it is
-//!    secret-shaped by itself), and base64, `%XX` and `\u` encoded spans
+//!    pass, [`propagate_values`]; a generic rule's value unless it is
+//!    letters alone or words), and base64, `%XX` and `\u` encoded spans
 //!    whose decoding holds a secret ([`crate::stages::redact::encoded`]).
 //! 7. Overlapping spans are merged so that no fragment of a secret
 //!    survives; each span becomes `[REDACTED:<rule-id>]`.

@@ -274,10 +274,10 @@ mod tests {
     }
 
     /// A provider's token is redacted wherever it appears again; a generic
-    /// rule's value only where it is secret-shaped by itself.
+    /// rule's value too, unless it is letters alone or words.
     #[test]
-    fn only_secret_shaped_generic_values_are_sought_elsewhere() {
-        let mut rules = fixtures::rule_set(vec![
+    fn generic_values_of_letters_alone_are_not_sought_elsewhere() {
+        let p = fixtures::pack(vec![
             fixtures::rule(
                 json!({"id": "tok", "regex": r"\b(tok_[a-z0-9]{12})\b", "keywords": ["tok_"], "secret_group": 1}),
             ),
@@ -285,22 +285,15 @@ mod tests {
                 "id": "generic", "regex": r"(?i)pw=([a-z0-9#]{6,})", "keywords": ["pw="], "secret_group": 1, "strict_only": true
             })),
         ]);
-        rules.generic = crate::pack_api::GenericValues {
-            allow_regexes: Vec::new(),
-            code_min_length: 8,
-            code_min_entropy: 3.5,
-            code_min_classes: 2,
-        };
-        let p = CompiledPack::new(Box::new(crate::pack::StaticRules { info: fixtures::info(), rules })).unwrap();
-        let text = "pw=plataformatec pw=h7X#q2kz9Wm4 tok_abcdef123456\n\
-                    url: blog.plataformatec.com.br h7X#q2kz9Wm4 again tok_abcdef123456\n";
+        let text = "pw=plataformatec pw=h7X#q2kz9Wm4 pw=k8Fz2Lq9wX tok_abcdef123456\n\
+                    url: blog.plataformatec.com.br h7X#q2kz9Wm4 --pass k8Fz2Lq9wX again tok_abcdef123456\n";
         let mut counts = Counts::new();
         assert_eq!(
             Pass::new(&p, false).redact_text(text, &mut counts),
-            "pw=[REDACTED:generic] pw=[REDACTED:generic] [REDACTED:tok]\n\
-             url: blog.plataformatec.com.br [REDACTED:generic] again [REDACTED:tok]\n"
+            "pw=[REDACTED:generic] pw=[REDACTED:generic] pw=[REDACTED:generic] [REDACTED:tok]\n\
+             url: blog.plataformatec.com.br [REDACTED:generic] --pass [REDACTED:generic] again [REDACTED:tok]\n"
         );
-        assert_eq!((counts["tok"], counts["generic"]), (2, 3));
+        assert_eq!((counts["tok"], counts["generic"]), (2, 5));
     }
 
     #[test]

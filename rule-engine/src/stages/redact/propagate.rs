@@ -19,8 +19,8 @@ pub(super) fn key_offset(len: usize) -> usize {
 /// secret too: a token caught in `TOKEN=...` is also caught where the same
 /// text prints it bare (a stack trace, a CSV cell). Values under
 /// [`PROPAGATE_KEY`] bytes are not propagated (too likely to be ordinary
-/// words); nor is a generic rule's value that is not secret-shaped by
-/// itself (the caller filters those: `scan.rs`).
+/// words); nor is a generic rule's value made of letters alone or of
+/// words (the caller filters those: `scan.rs`).
 ///
 /// One pass over the text reads the [`PROPAGATE_KEY`] bytes at each
 /// position as a `u64` and tests one bit of a hashed bitmap of the values'

@@ -281,12 +281,14 @@ impl Ruleset {
             if rule.propagate {
                 for s in &out.spans[before..] {
                     // A generic rule's value was judged by its key; where
-                    // it stands alone nothing vouches for it, so only a
-                    // secret-shaped one is sought there: `plataformatec`
-                    // after `"token" =>` is no reason to cut
-                    // `blog.plataformatec.com.br` elsewhere.
+                    // it stands alone nothing vouches for it, so a value of
+                    // letters alone or of words is not sought there:
+                    // `plataformatec` after `"token" =>` is no reason to cut
+                    // `blog.plataformatec.com.br` elsewhere. A password
+                    // such as `k8Fz2Lq9wX` or `Tr0ub4dor&3x` is (a `set -x`
+                    // trace, `docker inspect`'s `Args` print it again).
                     let value = &text[s.start..s.end];
-                    if !rule.strict_only || self.secret_shaped(value) {
+                    if !(rule.strict_only && super::value::letters_or_words(value)) {
                         propagate.push((value.to_string(), s.rule.clone()));
                     }
                 }

@@ -118,6 +118,13 @@ pub(super) fn tokenizes_like_words(value: &str) -> bool {
     value.len() as f64 / tokens as f64 >= WORDLIKE_BYTES_PER_TOKEN
 }
 
+/// Whether `value` is made of ASCII letters alone or tokenizes like
+/// words: a generic rule's value that is not sought where it appears
+/// again (`scan.rs`), since nothing there says it is a secret.
+pub(super) fn letters_or_words(value: &str) -> bool {
+    value.bytes().all(|c| c.is_ascii_alphabetic()) || tokenizes_like_words(value)
+}
+
 /// Whether a value found in a test's code or data is a fixture written to
 /// be read: shorter than [`WORDLIKE_MIN_LEN`] (`in`) or tokenizing like
 /// words (`opensesame`). Random values of any format are neither.

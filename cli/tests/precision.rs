@@ -250,7 +250,15 @@ fn shell_files_printed_objects_and_repeated_passwords_still_lose_their_secrets()
                   export PATH=\"$HOME/bin:$PATH\"\nexport DB_PASSWORD=Tr0ub4dor&3x\nexport API_TOKEN=Xk9mQ2vLp7Rt4wZsB8nC3dF6\n";
     let printed = "{\n  host: 'db.internal',\n  port: 5432,\n  user: 'app',\n  password: 'Tr0ub4dor&3x',\n  \
                    pool: { min: 1, max: 10 },\n  ssl: false\n}\n";
-    for (text, gone) in [(bashrc, &["Tr0ub4dor", "Xk9mQ2vLp7"][..]), (printed, &["Tr0ub4dor"][..])] {
+    // Configuration written as calls: PowerShell's `param(`, CMake's `set(`.
+    let ps1 = "param(\n    [string]$Environment = \"staging\",\n    [string]$Region = \"eu-west-1\"\n)\n\n\
+               function Deploy-App {\n    Write-Host \"Deploying\"\n}\n\nif ($Environment -eq \"prod\") {\n    \
+               $password = \"P4ssw0rd2023\"\n}\n$env:DB_PASSWORD = \"s3cr3tpass\"\nDeploy-App\n";
+    for (text, gone) in [
+        (bashrc, &["Tr0ub4dor", "Xk9mQ2vLp7"][..]),
+        (printed, &["Tr0ub4dor"][..]),
+        (ps1, &["P4ssw0rd2023", "s3cr3tpass"][..]),
+    ] {
         let listing: String = text.lines().enumerate().map(|(i, l)| format!("{:>6}\t{l}\n", i + 1)).collect();
         for out in [redact(&["--sniff"], text), redact(&[], &listing)] {
             assert!(gone.iter().all(|g| !out.contains(g)), "a secret survived in a shell file or a printed object");

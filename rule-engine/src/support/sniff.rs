@@ -79,6 +79,14 @@ const CODE_STARTS: &[&str] = &[
     "unless ",
     "elsif ",
     "describe ",
+    "Ok(",
+    "Err(",
+    "Some(",
+    "describe(",
+    "it(",
+    "test(",
+    "beforeEach(",
+    "afterEach(",
     "context ",
     "it \"",
     "it '",
@@ -101,9 +109,9 @@ const CODE_WORDS: &[&str] = &["end", "begin", "rescue", "ensure", "pass", "break
 /// `when 1 then`).
 const BLOCK_STARTS: &[&str] = &["if ", "for ", "while ", "when "];
 
-/// A call first on its line: a chained one (`.then(handle)`), on a dotted
-/// name (`console.log(x)`, `axios.get(url)`), or on a name where the line
-/// ends as code does (`describe('x', () => {`): prose starts with none.
+/// A call first on its line: a chained one (`.then(handle)`), on a
+/// dotted name (`console.log(x)`, `axios.get(url)`) or a macro's
+/// (`println!(x)`), which prose does not start with.
 fn call_start(t: &[u8]) -> bool {
     let name = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$');
     let (dotted, rest) = match t.strip_prefix(b".") {
@@ -123,9 +131,12 @@ fn call_start(t: &[u8]) -> bool {
                 dots += 1;
                 i += 1;
             }
-            // An undotted call (`describe('x', () => {`, `it(...)`) only
-            // where the line also ends as code does.
-            Some(b'(') => return dots > 0 || code_end(t),
+            // Not an undotted call: `define('DB_PASSWORD', ...);`,
+            // PowerShell's `param(`, CMake's `set(` would make
+            // configuration code.
+            Some(b'(') => return dots > 0,
+            // A macro's call (`println!(`, `vec![`, `assert_eq!(`).
+            Some(b'!') => return matches!(rest.get(i + 1), Some(b'(' | b'[' | b'{')),
             _ => return false,
         }
     }
@@ -160,7 +171,8 @@ fn ruby_block_end(t: &[u8]) -> bool {
 }
 
 /// Lines only a shell script has: its shebang, the words that close its
-/// blocks, `export NAME=` and `alias`. A shell script is not code here
+/// blocks, `export NAME=` and `alias`; PowerShell's cmdlets, `$env:` and
+/// `param(`. A shell script is not code here
 /// (`support::code`'s languages): there a secret is written unquoted.
 fn shell_line(t: &[u8]) -> bool {
     let shebang = t.starts_with(b"#!")
@@ -171,8 +183,23 @@ fn shell_line(t: &[u8]) -> bool {
         let n = r.iter().take_while(|c| c.is_ascii_alphanumeric() || **c == b'_').count();
         n > 0 && r.get(n) == Some(&b'=')
     });
+    // PowerShell's: a cmdlet first (`Write-Host`, `Set-Location`), an
+    // environment variable or a parameter block.
+    let cmdlet = {
+        let verb = t.iter().take_while(|c| c.is_ascii_alphabetic()).count();
+        let noun = t[verb..].strip_prefix(b"-").map_or(0, |r| r.iter().take_while(|c| c.is_ascii_alphabetic()).count());
+        // Not a header (`Content-Type: text/plain`).
+        verb >= 3
+            && noun >= 2
+            && t[0].is_ascii_uppercase()
+            && t[verb + 1].is_ascii_uppercase()
+            && t.get(verb + 1 + noun) != Some(&b':')
+    };
     shebang
         || exported
+        || cmdlet
+        || t.starts_with(b"$env:")
+        || t.starts_with(b"param(")
         || matches!(t, b"fi" | b"done" | b"esac" | b"then" | b"do" | b";;")
         || t.ends_with(b"; then")
         || t.ends_with(b"; do")
@@ -420,6 +447,9 @@ mod tests {
         assert!(code_start(b".then(handle)") && code_start(b"console.log(x);") && code_start(b"a.b.c(1)"));
         assert!(!code_start(b"e.g. (see above)") && !code_start(b"log(x) is") && !code_start(b"v1.2(beta)"));
         assert!(code_start(b"describe('auth', () => {") && code_start(b"it('sends', async () => {"));
+        // Configuration written as calls is not code (a review's find).
+        assert!(!code_start(b"define('DB_PASSWORD', 'P4ssw0rd2023');") && !code_start(b"param("));
+        assert!(code_start(b"println!(\"{x}\");") && code_start(b"vec![1, 2]") && !code_start(b"Wow! (really)"));
     }
 
     /// Documentation that quotes code, configuration and shell scripts stay
@@ -455,6 +485,12 @@ mod tests {
         );
         assert!(
             shell_line(b"for f in *; do") && !ruby_block_end(b"for f in *; do") && ruby_block_end(b"xs.each do |x|")
+        );
+        assert!(
+            shell_line(b"Write-Host \"x\"")
+                && shell_line(b"$env:DB_PASSWORD = \"x\"")
+                && !shell_line(b"Re-run it")
+                && !shell_line(b"Content-Type: text/plain")
         );
         let prose =
             b"# Notes\n\nThe release went out on Monday, after the review.\nIf the build fails, run it again,\n\

@@ -2,7 +2,9 @@
 //! agents really produce. The shell commands an agent runs to read code
 //! (`grep -rn`, `git grep -n`, `rg`, `git log -p`, `git show`, `git diff`,
 //! `cat -n`, `sed -n`, compiler diagnostics, tracebacks) are run over public
-//! repositories nobody in the project wrote, and each output is sent the
+//! repositories nobody in the project wrote; a repository holding the AWS
+//! CLI's examples (aws/aws-cli) adds what its calls print (`aws cli`: the
+//! JSON a cloud API returns). Each output is sent the
 //! way `result-sanitizer run` sends it: the CLI's `run` itself, replaying
 //! the captured bytes and exit status, budgets wide open so nothing is cut.
 //! gitleaks reads the same bytes. Every redaction counts as a false alarm.
@@ -65,7 +67,8 @@ fn draw(seed: &mut u64, alphabet: &str, n: usize) -> String {
 /// Real outputs with a secret planted in each shape: a key added to a
 /// `.env` in `git log -p`, a token in a grep hit of a YAML file, a
 /// `.netrc` password at the end of a `cat -n` (`cat -n FILE .netrc`), a
-/// private key block added in `git show`. Values drawn at run time.
+/// private key block added in `git show`, three credentials an AWS call
+/// returns. Values drawn at run time.
 fn planted(outputs: &[Output]) -> Vec<(Output, Vec<String>)> {
     const AN: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     const B64: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -131,6 +134,23 @@ fn planted(outputs: &[Output]) -> Vec<(Output, Vec<String>)> {
                 .as_bytes(),
             );
             plant(o, b, body);
+        }
+        // AWS calls that return a credential, after a real output: a
+        // SecureString read `--with-decryption`, a task definition's
+        // environment, a secret's value (a JSON document in a string).
+        if let Some(o) = first("aws cli") {
+            let (param, env, pass) = (draw(&mut seed, AN, 24), draw(&mut seed, AN, 32), draw(&mut seed, AN, 20));
+            let mut b = o.bytes.clone();
+            b.extend_from_slice(
+                format!(
+                    "{{\n    \"Parameter\": {{\n        \"Name\": \"/prod/app/db\",\n        \"Type\": \"SecureString\",\n        \
+                     \"Value\": \"{param}\",\n        \"Version\": 2\n    }}\n}}\n{{\n    \"environment\": [\n        {{\n            \
+                     \"name\": \"STRIPE_SECRET\",\n            \"value\": \"{env}\"\n        }}\n    ]\n}}\n{{\n    \
+                     \"Name\": \"prod/db\",\n    \"SecretString\": \"{{\\\"username\\\":\\\"app\\\",\\\"password\\\":\\\"{pass}\\\"}}\"\n}}\n"
+                )
+                .as_bytes(),
+            );
+            plant(o, b, vec![param, env, pass]);
         }
     }
     out
@@ -445,7 +465,7 @@ fn main() {
         }
     }
     println!(
-        "\nplanted secrets (a .env key in git log -p, a YAML token in grep -rn, a .netrc password in cat -n, a key block in git show): \
+        "\nplanted secrets (a .env key in git log -p, a YAML token in grep -rn, a .netrc password in cat -n, a key block in git show, three credentials an AWS call returns): \
          {} of {} outputs with every planted secret redacted",
         plants.len() - missed.len(),
         plants.len()

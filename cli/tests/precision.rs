@@ -268,3 +268,39 @@ fn shell_files_printed_objects_and_repeated_passwords_still_lose_their_secrets()
     assert!(!redact(&[], trace).contains("k8Fz2Lq9wX"));
     assert!(!redact(&[], "{\"password\": \"Tr0ub4dor&3x...\"}\n").contains("Tr0ub4dor"));
 }
+
+/// What cloud APIs return (session 34, from the AWS CLI's own examples):
+/// the handles an agent passes back to the next call stay (a page cursor,
+/// a lock token, a secret's ARN, a format string's field in a URL), while
+/// the credentials a call returns go, wherever their name is not the key
+/// (a SecureString's `Value`, a container's `{"name": ..., "value": ...}`,
+/// a secret's `SecretString`, a sensitive Terraform output).
+#[test]
+fn cloud_api_outputs_keep_their_handles_and_lose_their_credentials() {
+    const AN: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let handles = "{\n    \"ARN\": \"arn:aws:secretsmanager:us-west-2:123456789012:secret:prod/db-AbCdEf\",\n    \
+                   \"Name\": \"prod/db\",\n    \"NextToken\": \"eyJOZXh0VG9rZW4iOiBudWxsLCAiYm90b190cnVuY2F0ZV9hbW91bnQiOiAyfQ==\"\n}\n\
+                   {\n    \"Summary\": {\n        \"Name\": \"blocklist\",\n        \
+                   \"LockToken\": \"0bd4d26d-1e2f-4a4c-9d4a-0c2b7d8f4a21\"\n    },\n    \
+                   \"nextPageToken\": \"CgwI8rKxvwYQgJ3LqQM\"\n}\n";
+    assert_eq!(redact(&[], handles), handles);
+    let code = "    PIP_INDEX_URL_FMT = '{scheme}://aws:{auth_token}@{netloc}{path}simple/'\n\
+                \x20   DEFAULT_NETRC_FMT = u'machine {hostname} login token password {auth_token}'\n";
+    assert_eq!(redact(&[], code), code);
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let secrets: Vec<String> = (0..5).map(|_| body(&mut seed, 24, AN)).collect();
+    let [param, env, pass, tf, rails] = &secrets[..] else { unreachable!() };
+    let outputs = [
+        format!("{{\n    \"Parameter\": {{\n        \"Name\": \"/prod/app/db\",\n        \"Type\": \"SecureString\",\n        \"Value\": \"{param}\",\n        \"Version\": 3\n    }}\n}}\n"),
+        format!("Parameter:\n  Name: /prod/app/db\n  Type: SecureString\n  Value: {param}\n"),
+        format!("{{\"containerDefinitions\": [{{\"environment\": [{{\"name\": \"DB_HOST\", \"value\": \"db\"}}, {{\"name\": \"STRIPE_SECRET\", \"value\": \"{env}\"}}]}}]}}\n"),
+        format!("{{\n    \"Name\": \"prod/db\",\n    \"SecretString\": \"{{\\\"username\\\":\\\"app\\\",\\\"token\\\":\\\"{pass}\\\"}}\"\n}}\n"),
+        format!("{{\n  \"db_password\": {{\n    \"sensitive\": true,\n    \"type\": \"string\",\n    \"value\": \"{tf}\"\n  }}\n}}\n"),
+        format!("=== app Config Vars\nRACK_ENV:         production\nSECRET_KEY_BASE:  {rails}\n"),
+    ];
+    for (i, text) in outputs.iter().enumerate() {
+        let out = redact(&[], text);
+        assert!(secrets.iter().all(|s| !out.contains(s.as_str())), "output {i}: a credential survived");
+        assert!(out.contains("[REDACTED:"), "output {i}");
+    }
+}

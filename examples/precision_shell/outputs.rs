@@ -199,5 +199,47 @@ pub fn outputs_of(name: &str, dir: &Path, tmp: &Path, rg: bool) -> Vec<Output> {
         let cmd = format!("ruby {f}");
         push("tracebacks", cmd.clone(), sh(&root, &format!("timeout 20 {cmd}")), false);
     }
+    // What an agent reads back from a cloud's API: the AWS CLI's own
+    // examples of what `aws <service> <command>` prints (the block after
+    // `Output::` in `awscli/examples/<service>/<command>.rst`), written by
+    // AWS: pagination and lock tokens, ARNs, ids, and now and then a
+    // credential the call returns.
+    for f in files.iter().filter(|f| f.starts_with("awscli/examples/") && f.ends_with(".rst")) {
+        let Ok(text) = std::fs::read_to_string(root.join(f)) else { continue };
+        let cmd = f["awscli/examples/".len()..f.len() - ".rst".len()].replace('/', " ");
+        for (k, block) in rst_outputs(&text).into_iter().enumerate() {
+            push("aws cli", format!("aws {cmd} (example {})", k + 1), (block.into_bytes(), 0), false);
+        }
+    }
     v
+}
+
+/// The literal blocks that follow a line ending in `Output::` in an rST
+/// file, dedented: the output an example shows.
+fn rst_outputs(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if !lines[i].trim_end().ends_with("Output::") {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        while j < lines.len() && (lines[j].trim().is_empty() || lines[j].starts_with([' ', '\t'])) {
+            j += 1;
+        }
+        let block = &lines[i + 1..j];
+        let indent = block.iter().filter(|l| !l.trim().is_empty()).map(|l| l.len() - l.trim_start().len()).min();
+        if let Some(indent) = indent {
+            let body: Vec<&str> = block.iter().map(|l| l.get(indent..).unwrap_or("")).collect();
+            let body = body.join("\n");
+            let body = body.trim_matches('\n');
+            if body.len() > 20 {
+                out.push(format!("{body}\n"));
+            }
+        }
+        i = j;
+    }
+    out
 }

@@ -114,11 +114,8 @@ const BLOCK_STARTS: &[&str] = &["if ", "for ", "while ", "when "];
 /// (`println!(x)`), which prose does not start with.
 fn call_start(t: &[u8]) -> bool {
     let name = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$');
-    let (dotted, rest) = match t.strip_prefix(b".") {
-        Some(r) => (true, r),
-        None => (false, t),
-    };
-    let mut dots = usize::from(dotted);
+    let rest = t.strip_prefix(b".").unwrap_or(t);
+    let mut dots = usize::from(rest.len() < t.len());
     let mut i = 0;
     while i < rest.len() {
         let n = rest[i..].iter().take_while(|b| name(b)).count();
@@ -175,10 +172,10 @@ fn ruby_block_end(t: &[u8]) -> bool {
 /// `param(`. A shell script is not code here
 /// (`support::code`'s languages): there a secret is written unquoted.
 fn shell_line(t: &[u8]) -> bool {
+    // A shell's shebang: its last word after `/` or a space
+    // (`#!/bin/sh`, `#!/usr/bin/env bash`).
     let shebang = t.starts_with(b"#!")
-        && [&b"sh"[..], b"bash", b"zsh", b"ksh", b"dash"]
-            .iter()
-            .any(|s| t.ends_with(&[b"/", *s].concat()) || t.ends_with(&[b" ", *s].concat()));
+        && matches!(t.rsplit(|c| matches!(c, b'/' | b' ')).next(), Some(b"sh" | b"bash" | b"zsh" | b"ksh" | b"dash"));
     let exported = t.strip_prefix(b"export ").is_some_and(|r| {
         let n = r.iter().take_while(|c| c.is_ascii_alphanumeric() || **c == b'_').count();
         n > 0 && r.get(n) == Some(&b'=')

@@ -124,12 +124,16 @@ impl Found {
             return;
         }
         // A generic rule's value must look like a secret: never the name
-        // side of an assignment, and not text that tokenizes like words
-        // (but in a `.env` or a configuration file, where a password of
-        // words is written as is). After the rule's own checks, so only a
-        // candidate they keep is tokenized.
+        // side of an assignment, a segment of an ARN or a handle an API
+        // hands back (`NextToken`, `LockToken`: no credential), and not
+        // text that tokenizes like words (but in a `.env` or a
+        // configuration file, where a password of words is written as
+        // is). After the rule's own checks, so only a candidate they keep
+        // is tokenized.
         if rule.strict_only
             && (super::value::name_side(text.as_bytes(), end)
+                || super::value::inside_arn(text.as_bytes(), from)
+                || super::value::handle_token_name(text.as_bytes(), start)
                 || (!matches!(class, Some(RegionClass::Env | RegionClass::Config))
                     && super::value::tokenizes_like_words(candidate)))
         {

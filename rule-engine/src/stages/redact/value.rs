@@ -260,6 +260,62 @@ pub(super) fn name_side(b: &[u8], end: usize) -> bool {
     rest.get(op) == Some(&b'=') && op <= 1 && !matches!(rest.get(op + 1), Some(b'=' | b'>'))
 }
 
+/// Whether `at` lies in an Amazon Resource Name
+/// (`arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db-AbCdEf`):
+/// its segments name a resource (`secret:` is Secrets Manager's resource
+/// type), they hold no secret, and an agent needs the name whole. Looks back
+/// at most 256 bytes, to the token's start.
+pub(super) fn inside_arn(b: &[u8], at: usize) -> bool {
+    let lo = at.saturating_sub(256);
+    b[lo..at]
+        .iter()
+        .rposition(|c| c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'`' | b'=' | b',' | b'(' | b'[' | b'{'))
+        .is_some_and(|i| b[lo + i + 1..at].starts_with(b"arn:"))
+}
+
+/// What a name ending in `token` starts with when its value is no
+/// credential but a handle an agent passes back to the next call: a page
+/// cursor (`NextToken`, `nextPageToken`, `ContinuationToken`, `syncToken`),
+/// an optimistic lock (`LockToken`, `ChangeToken`, `PolicyUpdateToken`),
+/// an idempotency key or a request's id (`IdempotencyToken`,
+/// `ClientRequestToken`, `RequestToken`), as cloud APIs print them.
+/// `ClientToken` is not here: Vault's `client_token` is its credential.
+const HANDLE_TOKEN_PREFIXES: &[&[u8]] = &[
+    b"next",
+    b"page",
+    b"pagination",
+    b"continuation",
+    b"sync",
+    b"delta",
+    b"lock",
+    b"change",
+    b"update",
+    b"idempotency",
+    b"request",
+];
+
+/// Whether the value starting at `start` is assigned to a name whose
+/// token is a handle, not a credential ([`HANDLE_TOKEN_PREFIXES`]): the
+/// name before the separator (`"NextToken": "`, `next_page_token=`,
+/// `LockToken: `), compared without case, `_` or `-`.
+pub(super) fn handle_token_name(b: &[u8], start: usize) -> bool {
+    let mut i = start;
+    let lo = start.saturating_sub(8);
+    while i > lo && matches!(b[i - 1], b'"' | b'\'' | b'`' | b'\\' | b' ' | b'\t' | b':' | b'=' | b'>') {
+        i -= 1;
+    }
+    let mut name = Vec::with_capacity(32);
+    let stop = i.saturating_sub(96);
+    while i > stop && (b[i - 1].is_ascii_alphanumeric() || matches!(b[i - 1], b'_' | b'-')) {
+        i -= 1;
+        if b[i].is_ascii_alphanumeric() {
+            name.push(b[i].to_ascii_lowercase());
+        }
+    }
+    name.reverse();
+    name.strip_suffix(b"token").is_some_and(|p| HANDLE_TOKEN_PREFIXES.iter().any(|h| p.ends_with(h)))
+}
+
 /// Shannon entropy in bits per byte.
 pub fn shannon_entropy(s: &[u8]) -> f64 {
     if s.is_empty() {
@@ -355,6 +411,31 @@ mod tests {
         assert!(!at("password: Xk9mQ2vLp7,", "Xk9mQ2vLp7"));
         assert!(!at("API_KEY=Xk9mQ2vLp7\n", "Xk9mQ2vLp7"));
         assert!(!at("{:password => x}", ":password"));
+    }
+
+    #[test]
+    fn handles_named_token_are_no_credentials() {
+        let at = |s: &str, v: &str| handle_token_name(s.as_bytes(), s.find(v).unwrap());
+        assert!(at(r#"    "NextToken": "eyJOZXh0VG9rZW4iOiBudWxsfQ==","#, "eyJ"));
+        assert!(at(r#""LockToken":"0bd4d26d-1e2f-4a4c-9d4a-0c2b7d8f4a21""#, "0bd4"));
+        assert!(at("next_page_token=Cg5Xk9mQ2vLp7", "Cg5X"));
+        assert!(at("PolicyUpdateToken: Xk9mQ2vLp7", "Xk9m"));
+        assert!(at(r#"{\"nextToken\":\"Xk9mQ2vLp7\"}"#, "Xk9m"));
+        assert!(!at(r#""SessionToken": "Xk9mQ2vLp7""#, "Xk9m"));
+        assert!(!at(r#""client_token": "Xk9mQ2vLp7""#, "Xk9m"));
+        assert!(!at("GITHUB_TOKEN=Xk9mQ2vLp7", "Xk9m"));
+        assert!(!at("token=Xk9mQ2vLp7", "Xk9m"));
+        assert!(!at("next_password=Xk9mQ2vLp7", "Xk9m"));
+    }
+
+    #[test]
+    fn a_segment_of_an_arn() {
+        let at = |s: &str| inside_arn(s.as_bytes(), s.find("secret:").unwrap());
+        assert!(at(r#""ARN": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db-AbCdEf","#));
+        assert!(at("Resource: arn:aws-us-gov:secretsmanager:us-gov-west-1:1:secret:db-*"));
+        assert!(!at("client_secret: Xk9mQ2vLp7"));
+        assert!(!at("warn: secret: Xk9mQ2vLp7"));
+        assert!(!at("yarn:secret: Xk9mQ2vLp7"));
     }
 
     #[test]

@@ -288,8 +288,8 @@ fn cloud_api_outputs_keep_their_handles_and_lose_their_credentials() {
                 \x20   DEFAULT_NETRC_FMT = u'machine {hostname} login token password {auth_token}'\n";
     assert_eq!(redact(&[], code), code);
     let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let secrets: Vec<String> = (0..5).map(|_| body(&mut seed, 24, AN)).collect();
-    let [param, env, pass, tf, rails] = &secrets[..] else { unreachable!() };
+    let secrets: Vec<String> = (0..9).map(|_| body(&mut seed, 24, AN)).collect();
+    let [param, env, pass, tf, rails, azure, page, kite, odbc] = &secrets[..] else { unreachable!() };
     let outputs = [
         format!("{{\n    \"Parameter\": {{\n        \"Name\": \"/prod/app/db\",\n        \"Type\": \"SecureString\",\n        \"Value\": \"{param}\",\n        \"Version\": 3\n    }}\n}}\n"),
         format!("Parameter:\n  Name: /prod/app/db\n  Type: SecureString\n  Value: {param}\n"),
@@ -297,6 +297,13 @@ fn cloud_api_outputs_keep_their_handles_and_lose_their_credentials() {
         format!("{{\n    \"Name\": \"prod/db\",\n    \"SecretString\": \"{{\\\"username\\\":\\\"app\\\",\\\"token\\\":\\\"{pass}\\\"}}\"\n}}\n"),
         format!("{{\n  \"db_password\": {{\n    \"sensitive\": true,\n    \"type\": \"string\",\n    \"value\": \"{tf}\"\n  }}\n}}\n"),
         format!("=== app Config Vars\nRACK_ENV:         production\nSECRET_KEY_BASE:  {rails}\n"),
+        format!("[\n  {{\n    \"name\": \"DB_PASSWORD\",\n    \"slotSetting\": false,\n    \"value\": \"{azure}\"\n  }}\n]\n"),
+        // Names that only end like a handle's, a query after an ARN, a
+        // password an ODBC string quotes in braces (the review of the first
+        // version of this change).
+        format!("FACEBOOK_PAGE_TOKEN={page}\n"),
+        format!("GET /connect/session?api_key=k&request_token={kite}&checksum=c\nhttps://sns.us-east-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=arn:aws:sns:us-east-1:123456789012:t&Token={kite}\n"),
+        format!("Driver={{ODBC Driver 18 for SQL Server}};Server=db;UID=app;PWD={{{odbc}}};\n"),
     ];
     for (i, text) in outputs.iter().enumerate() {
         let out = redact(&[], text);

@@ -269,51 +269,74 @@ pub(super) fn inside_arn(b: &[u8], at: usize) -> bool {
     let lo = at.saturating_sub(256);
     b[lo..at]
         .iter()
-        .rposition(|c| c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'`' | b'=' | b',' | b'(' | b'[' | b'{'))
+        .rposition(|c| {
+            c.is_ascii_whitespace()
+                || matches!(
+                    c,
+                    b'"' | b'\'' | b'`' | b'=' | b',' | b'(' | b'[' | b'{' | b'&' | b';' | b'|' | b'?' | b'#'
+                )
+        })
         .is_some_and(|i| b[lo + i + 1..at].starts_with(b"arn:"))
 }
 
-/// What a name ending in `token` starts with when its value is no
-/// credential but a handle an agent passes back to the next call: a page
-/// cursor (`NextToken`, `nextPageToken`, `ContinuationToken`, `syncToken`),
-/// an optimistic lock (`LockToken`, `ChangeToken`, `PolicyUpdateToken`),
-/// an idempotency key or a request's id (`IdempotencyToken`,
-/// `ClientRequestToken`, `RequestToken`), as cloud APIs print them.
+/// Names whose token is no credential but a handle an agent passes back
+/// to the next call, as cloud APIs print them (compared without case, `_`
+/// or `-`): page cursors (`NextToken`, `nextPageToken`,
+/// `NextContinuationToken`, `nextForwardToken`, `StartingToken`,
+/// `$skiptoken`), optimistic locks (`LockToken`, `ChangeToken`,
+/// `PolicyUpdateToken`) and idempotency keys (`IdempotencyToken`,
+/// `ClientRequestToken`). Whole names only: `FACEBOOK_PAGE_TOKEN`,
+/// `REPO_SYNC_TOKEN` or a Kite `request_token` are credentials.
 /// `ClientToken` is not here: Vault's `client_token` is its credential.
-const HANDLE_TOKEN_PREFIXES: &[&[u8]] = &[
-    b"next",
-    b"page",
-    b"pagination",
-    b"continuation",
-    b"sync",
-    b"delta",
-    b"lock",
-    b"change",
-    b"update",
-    b"idempotency",
-    b"request",
+const HANDLE_TOKENS: &[&[u8]] = &[
+    b"nexttoken",
+    b"pagetoken",
+    b"nextpagetoken",
+    b"paginationtoken",
+    b"continuationtoken",
+    b"nextcontinuationtoken",
+    b"nextforwardtoken",
+    b"nextbackwardtoken",
+    b"startingtoken",
+    b"nextsequencetoken",
+    b"uploadsequencetoken",
+    b"synctoken",
+    b"nextsynctoken",
+    b"skiptoken",
+    b"locktoken",
+    b"nextlocktoken",
+    b"changetoken",
+    b"policyupdatetoken",
+    b"idempotencytoken",
+    b"clientrequesttoken",
 ];
 
-/// Whether the value starting at `start` is assigned to a name whose
-/// token is a handle, not a credential ([`HANDLE_TOKEN_PREFIXES`]): the
-/// name before the separator (`"NextToken": "`, `next_page_token=`,
-/// `LockToken: `), compared without case, `_` or `-`.
+/// Whether the value starting at `start` is assigned to a handle's name
+/// ([`HANDLE_TOKENS`]): the name before the separator (`"NextToken": "`,
+/// `next_page_token=`, `LockToken: `). A name in capitals alone
+/// (`NEXT_TOKEN=`) is an environment variable's, where a handle never is.
 pub(super) fn handle_token_name(b: &[u8], start: usize) -> bool {
     let mut i = start;
     let lo = start.saturating_sub(8);
     while i > lo && matches!(b[i - 1], b'"' | b'\'' | b'`' | b'\\' | b' ' | b'\t' | b':' | b'=' | b'>') {
         i -= 1;
     }
-    let mut name = Vec::with_capacity(32);
-    let stop = i.saturating_sub(96);
+    let end = i;
+    let stop = i.saturating_sub(32);
     while i > stop && (b[i - 1].is_ascii_alphanumeric() || matches!(b[i - 1], b'_' | b'-')) {
         i -= 1;
-        if b[i].is_ascii_alphanumeric() {
-            name.push(b[i].to_ascii_lowercase());
-        }
     }
-    name.reverse();
-    name.strip_suffix(b"token").is_some_and(|p| HANDLE_TOKEN_PREFIXES.iter().any(|h| p.ends_with(h)))
+    let name = &b[i..end];
+    if !name.iter().any(u8::is_ascii_lowercase) || (i > 0 && b[i - 1].is_ascii_alphanumeric()) {
+        return false;
+    }
+    let mut folded = [0u8; 32];
+    let mut n = 0;
+    for c in name.iter().filter(|c| c.is_ascii_alphanumeric()) {
+        folded[n] = c.to_ascii_lowercase();
+        n += 1;
+    }
+    HANDLE_TOKENS.contains(&&folded[..n])
 }
 
 /// Shannon entropy in bits per byte.
@@ -418,14 +441,21 @@ mod tests {
         let at = |s: &str, v: &str| handle_token_name(s.as_bytes(), s.find(v).unwrap());
         assert!(at(r#"    "NextToken": "eyJOZXh0VG9rZW4iOiBudWxsfQ==","#, "eyJ"));
         assert!(at(r#""LockToken":"0bd4d26d-1e2f-4a4c-9d4a-0c2b7d8f4a21""#, "0bd4"));
-        assert!(at("next_page_token=Cg5Xk9mQ2vLp7", "Cg5X"));
+        assert!(at("?page_size=50&next_page_token=Cg5Xk9mQ2vLp7", "Cg5X"));
         assert!(at("PolicyUpdateToken: Xk9mQ2vLp7", "Xk9m"));
         assert!(at(r#"{\"nextToken\":\"Xk9mQ2vLp7\"}"#, "Xk9m"));
+        assert!(at("$skiptoken=Xk9mQ2vLp7", "Xk9m"));
         assert!(!at(r#""SessionToken": "Xk9mQ2vLp7""#, "Xk9m"));
         assert!(!at(r#""client_token": "Xk9mQ2vLp7""#, "Xk9m"));
         assert!(!at("GITHUB_TOKEN=Xk9mQ2vLp7", "Xk9m"));
         assert!(!at("token=Xk9mQ2vLp7", "Xk9m"));
         assert!(!at("next_password=Xk9mQ2vLp7", "Xk9m"));
+        // Credentials whose names end like a handle's, and a handle's name
+        // in capitals (an environment variable).
+        for cred in ["FACEBOOK_PAGE_TOKEN=", "statuspage_token=", "repo_sync_token=", "request_token=", "NEXT_TOKEN="] {
+            let text = format!("{cred}Xk9mQ2vLp7");
+            assert!(!at(&text, "Xk9m"), "{cred}");
+        }
     }
 
     #[test]
@@ -436,6 +466,9 @@ mod tests {
         assert!(!at("client_secret: Xk9mQ2vLp7"));
         assert!(!at("warn: secret: Xk9mQ2vLp7"));
         assert!(!at("yarn:secret: Xk9mQ2vLp7"));
+        // A query or a list after an ARN is not the ARN.
+        assert!(!at("?TopicArn=arn:aws:sns:us-east-1:1:t&secret:Xk9mQ2vLp7"));
+        assert!(!at("role=arn:aws:iam::1:role/r;secret:Xk9mQ2vLp7"));
     }
 
     #[test]

@@ -288,8 +288,8 @@ fn cloud_api_outputs_keep_their_handles_and_lose_their_credentials() {
                 \x20   DEFAULT_NETRC_FMT = u'machine {hostname} login token password {auth_token}'\n";
     assert_eq!(redact(&[], code), code);
     let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let secrets: Vec<String> = (0..9).map(|_| body(&mut seed, 24, AN)).collect();
-    let [param, env, pass, tf, rails, azure, page, kite, odbc] = &secrets[..] else { unreachable!() };
+    let secrets: Vec<String> = (0..11).map(|_| body(&mut seed, 24, AN)).collect();
+    let [param, env, pass, tf, rails, azure, page, kite, odbc, cm, fb] = &secrets[..] else { unreachable!() };
     let outputs = [
         format!("{{\n    \"Parameter\": {{\n        \"Name\": \"/prod/app/db\",\n        \"Type\": \"SecureString\",\n        \"Value\": \"{param}\",\n        \"Version\": 3\n    }}\n}}\n"),
         format!("Parameter:\n  Name: /prod/app/db\n  Type: SecureString\n  Value: {param}\n"),
@@ -304,6 +304,10 @@ fn cloud_api_outputs_keep_their_handles_and_lose_their_credentials() {
         format!("FACEBOOK_PAGE_TOKEN={page}\n"),
         format!("GET /connect/session?api_key=k&request_token={kite}&checksum=c\nhttps://sns.us-east-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=arn:aws:sns:us-east-1:123456789012:t&Token={kite}\n"),
         format!("Driver={{ODBC Driver 18 for SQL Server}};Server=db;UID=app;PWD={{{odbc}}};\n"),
+        // An ARN ends where a JSON string's escaped line ends (the second
+        // review); a bare `page_token` is a Facebook Page's credential.
+        format!("{{\"data\": {{\"app.env\": \"ROLE_ARN=arn:aws:iam::123456789012:role/app\\nDB_PASSWORD={cm}\\n\"}}}}\n"),
+        format!("facebook:\n  page_id: 1234567890\n  page_token: {fb}\n"),
     ];
     for (i, text) in outputs.iter().enumerate() {
         let out = redact(&[], text);

@@ -264,17 +264,14 @@ pub(super) fn name_side(b: &[u8], end: usize) -> bool {
 /// (`arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db-AbCdEf`):
 /// its segments name a resource (`secret:` is Secrets Manager's resource
 /// type), they hold no secret, and an agent needs the name whole. Looks back
-/// at most 256 bytes, to the token's start.
+/// at most 256 bytes, to the first byte outside an ARN's alphabet (a space,
+/// a quote, `=`, `&`, `;`, a `\n` escaped in a JSON string).
 pub(super) fn inside_arn(b: &[u8], at: usize) -> bool {
     let lo = at.saturating_sub(256);
     b[lo..at]
         .iter()
         .rposition(|c| {
-            c.is_ascii_whitespace()
-                || matches!(
-                    c,
-                    b'"' | b'\'' | b'`' | b'=' | b',' | b'(' | b'[' | b'{' | b'&' | b';' | b'|' | b'?' | b'#'
-                )
+            !(c.is_ascii_alphanumeric() || matches!(c, b':' | b'/' | b'-' | b'_' | b'.' | b'+' | b'@' | b'*' | b'$'))
         })
         .is_some_and(|i| b[lo + i + 1..at].starts_with(b"arn:"))
 }
@@ -286,11 +283,11 @@ pub(super) fn inside_arn(b: &[u8], at: usize) -> bool {
 /// `$skiptoken`), optimistic locks (`LockToken`, `ChangeToken`,
 /// `PolicyUpdateToken`) and idempotency keys (`IdempotencyToken`,
 /// `ClientRequestToken`). Whole names only: `FACEBOOK_PAGE_TOKEN`,
-/// `REPO_SYNC_TOKEN` or a Kite `request_token` are credentials.
+/// `REPO_SYNC_TOKEN` or a Kite `request_token` are credentials, and so is
+/// a bare `page_token` (a Facebook Page's): responses print `nextPageToken`.
 /// `ClientToken` is not here: Vault's `client_token` is its credential.
 const HANDLE_TOKENS: &[&[u8]] = &[
     b"nexttoken",
-    b"pagetoken",
     b"nextpagetoken",
     b"paginationtoken",
     b"continuationtoken",
@@ -300,7 +297,6 @@ const HANDLE_TOKENS: &[&[u8]] = &[
     b"startingtoken",
     b"nextsequencetoken",
     b"uploadsequencetoken",
-    b"synctoken",
     b"nextsynctoken",
     b"skiptoken",
     b"locktoken",
@@ -442,6 +438,7 @@ mod tests {
         assert!(at(r#"    "NextToken": "eyJOZXh0VG9rZW4iOiBudWxsfQ==","#, "eyJ"));
         assert!(at(r#""LockToken":"0bd4d26d-1e2f-4a4c-9d4a-0c2b7d8f4a21""#, "0bd4"));
         assert!(at("?page_size=50&next_page_token=Cg5Xk9mQ2vLp7", "Cg5X"));
+        assert!(!at("page_token: Cg5Xk9mQ2vLp7", "Cg5X"));
         assert!(at("PolicyUpdateToken: Xk9mQ2vLp7", "Xk9m"));
         assert!(at(r#"{\"nextToken\":\"Xk9mQ2vLp7\"}"#, "Xk9m"));
         assert!(at("$skiptoken=Xk9mQ2vLp7", "Xk9m"));
@@ -469,6 +466,7 @@ mod tests {
         // A query or a list after an ARN is not the ARN.
         assert!(!at("?TopicArn=arn:aws:sns:us-east-1:1:t&secret:Xk9mQ2vLp7"));
         assert!(!at("role=arn:aws:iam::1:role/r;secret:Xk9mQ2vLp7"));
+        assert!(!at(r#""ROLE_ARN=arn:aws:iam::1:role/app\nDB_secret:Xk9mQ2vLp7""#));
     }
 
     #[test]

@@ -350,7 +350,7 @@ const TEST_STARTS: &[&str] = &[
 /// format is still found. One stray match (an `expect(` in a library)
 /// is not enough.
 pub fn looks_like_test(head: &[u8]) -> bool {
-    let end = memchr::memrchr(b'\n', head).map_or(head.len(), |e| e);
+    let end = memchr::memrchr(b'\n', head).unwrap_or(head.len());
     let mut hits = 0;
     for line in head[..end].split(|&b| b == b'\n').take(200) {
         let t = trim(line);

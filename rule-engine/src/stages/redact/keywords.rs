@@ -2,8 +2,11 @@
 //!
 //! Every rule names keywords; one Aho-Corasick automaton over all of them
 //! (ASCII case-insensitive, overlapping matches) finds their hits in one
-//! pass, and only the rules of a hit's keyword run there. Its cost is one
-//! state transition per byte of text.
+//! pass, and only the rules of a hit's keyword run there. A filter of
+//! where keywords can begin runs in front of it ([`super::starts`]): the
+//! automaton walks from those positions only. Texts of
+//! [`super::DFA_MIN_TEXT`] bytes and more take a DFA, one transition per
+//! byte.
 //!
 //! Building it for the default rules' ~500 keywords allocates about half a
 //! MiB at its peak, and in a component instance those pages stay dirty:
@@ -24,6 +27,8 @@ use std::iter::Peekable;
 use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, Match, MatchKind, PatternID};
+
+use super::starts::Starts;
 
 /// The keyword automaton: ASCII case-insensitive, overlapping matches.
 ///
@@ -55,7 +60,7 @@ pub(super) struct Shared {
     lines: String,
     /// How many patterns.
     len: usize,
-    automaton: AhoCorasick,
+    automaton: Starts,
 }
 
 /// The shared automaton, built on first use (in the pre-initialised
@@ -74,7 +79,7 @@ fn shared() -> Option<&'static Shared> {
                     lines.push('\n');
                 }
             }
-            let automaton = keyword_automaton(lines.lines(), AhoCorasickKind::ContiguousNFA).ok()?;
+            let automaton = Starts::build(lines.lines()).ok()?;
             Some(Shared { len: seen.len(), lines, automaton })
         })
         .as_ref()
@@ -106,10 +111,10 @@ pub(super) enum Keywords {
     /// One automaton over the pack's keywords, with their own ids; the
     /// keywords, and their DFA built on the pack's first long text (see
     /// [`Keywords::hits_long`]).
-    Own { automaton: AhoCorasick, patterns: Vec<String>, dfa: OnceLock<Option<AhoCorasick>> },
+    Own { automaton: Starts, patterns: Vec<String>, dfa: OnceLock<Option<AhoCorasick>> },
     /// The shared automaton (its pattern ids come first) and one over the
     /// pack's other keywords (ids from the shared list's length on).
-    Shared { shared: &'static Shared, extra: Option<AhoCorasick> },
+    Shared { shared: &'static Shared, extra: Option<Starts> },
 }
 
 /// A pack's keywords mapped to automata: the automata, and for each of the
@@ -154,16 +159,12 @@ impl Keywords {
                     *id = s.len + extra_patterns.len();
                     extra_patterns.push(patterns[i].clone());
                 }
-                let extra = if extra_patterns.is_empty() {
-                    None
-                } else {
-                    Some(keyword_automaton(&extra_patterns, AhoCorasickKind::ContiguousNFA)?)
-                };
+                let extra = if extra_patterns.is_empty() { None } else { Some(Starts::build(&extra_patterns)?) };
                 let len = s.len + extra_patterns.len();
                 return Ok(Mapped { keywords: Keywords::Shared { shared: s, extra }, ids, len });
             }
         }
-        let automaton = keyword_automaton(&patterns, AhoCorasickKind::ContiguousNFA)?;
+        let automaton = Starts::build(&patterns)?;
         let (ids, len) = ((0..patterns.len()).collect(), patterns.len());
         Ok(Mapped { keywords: Keywords::Own { automaton, patterns, dfa: OnceLock::new() }, ids, len })
     }
@@ -172,8 +173,14 @@ impl Keywords {
     /// automaton's order; at equal ends the shared automaton's first).
     pub(super) fn hits<'t>(&'t self, text: &'t str) -> Box<dyn Iterator<Item = Match> + 't> {
         match self {
-            Keywords::Own { automaton, .. } => Box::new(automaton.find_overlapping_iter(text)),
-            Keywords::Shared { shared, extra } => with_extra(&shared.automaton, shared.len, extra.as_ref(), text),
+            Keywords::Own { automaton, .. } => Box::new(automaton.hits(text).into_iter()),
+            Keywords::Shared { shared, extra } => {
+                let first = shared.automaton.hits(text).into_iter();
+                match extra {
+                    None => Box::new(first),
+                    Some(extra) => with_extra(first, shared.len, extra.hits(text).into_iter()),
+                }
+            }
         }
     }
 
@@ -190,30 +197,28 @@ impl Keywords {
                 }
             }
             Keywords::Shared { shared, extra } => match shared_dfa() {
-                Some(dfa) => with_extra(dfa, shared.len, extra.as_ref(), text),
+                Some(dfa) => {
+                    let first = dfa.find_overlapping_iter(text);
+                    match extra {
+                        None => Box::new(first),
+                        Some(extra) => with_extra(first, shared.len, extra.hits(text).into_iter()),
+                    }
+                }
                 None => self.hits(text),
             },
         }
     }
 }
 
-/// The hits of `first` and, when there is one, of `extra` (its ids moved
-/// up by `offset`), merged by their ends.
+/// The hits of the shared keywords and of a pack's `extra` ones (their
+/// ids moved up by `offset`), merged by their ends.
 fn with_extra<'t>(
-    first: &'t AhoCorasick,
+    first: impl Iterator<Item = Match> + 't,
     offset: usize,
-    extra: Option<&'t AhoCorasick>,
-    text: &'t str,
+    extra: impl Iterator<Item = Match> + 't,
 ) -> Box<dyn Iterator<Item = Match> + 't> {
-    match extra {
-        None => Box::new(first.find_overlapping_iter(text)),
-        Some(extra) => {
-            let extra = extra
-                .find_overlapping_iter(text)
-                .map(move |m| Match::new(PatternID::must(m.pattern().as_usize() + offset), m.range()));
-            Box::new(ByEnd { a: first.find_overlapping_iter(text).peekable(), b: extra.peekable() })
-        }
-    }
+    let extra = extra.map(move |m| Match::new(PatternID::must(m.pattern().as_usize() + offset), m.range()));
+    Box::new(ByEnd { a: first.peekable(), b: extra.peekable() })
 }
 
 /// Two streams of hits, each in the order of their ends, merged.
@@ -252,7 +257,7 @@ mod tests {
         patterns.push("ken=ab".into());
         let mapped = Keywords::build(patterns.clone()).unwrap();
         assert!(matches!(mapped.keywords, Keywords::Shared { extra: Some(_), .. }));
-        let automaton = keyword_automaton(&patterns, AhoCorasickKind::ContiguousNFA).unwrap();
+        let automaton = Starts::build(&patterns).unwrap();
         let own = Keywords::Own { automaton, patterns: patterns.clone(), dfa: OnceLock::new() };
         let text = "export GITHUB_TOKEN=abc acme_x1 password: hunter2 ERROR failed\nTOKEN=AB sk_live_q ghp_x";
         // Every pattern by the id its hits carry.
@@ -291,5 +296,78 @@ mod tests {
         let mapped = Keywords::build(vec!["acme_".to_string(), "token".to_string()]).unwrap();
         assert!(matches!(mapped.keywords, Keywords::Own { .. }));
         assert_eq!(mapped.ids, vec![0, 1]);
+    }
+
+    /// The filtered search's hits against the crate's own unanchored
+    /// overlapping search, hit for hit and in order.
+    fn same_hits(starts: &Starts, reference: &AhoCorasick, text: &str) {
+        let want: Vec<Match> = reference.find_overlapping_iter(text).collect();
+        let got = starts.hits(text);
+        if got != want {
+            let at = got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()));
+            panic!(
+                "{} hits, want {}; first difference at hit {at}: {:?} / {:?}",
+                got.len(),
+                want.len(),
+                got.get(at),
+                want.get(at)
+            );
+        }
+    }
+
+    #[test]
+    fn the_filter_finds_every_hit_of_the_unanchored_search() {
+        let s = shared().expect("the default keywords build");
+        let reference = keyword_automaton(s.lines.lines(), AhoCorasickKind::ContiguousNFA).unwrap();
+        // Texts nobody wrote for this test: the repository's examples and
+        // the rule files, which hold every keyword; and each in capitals.
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        let mut texts: Vec<String> = Vec::new();
+        for dir in ["examples", "rules/default", "docs"] {
+            let mut paths: Vec<_> =
+                std::fs::read_dir(format!("{root}/{dir}")).unwrap().flatten().map(|e| e.path()).collect();
+            paths.sort();
+            texts.extend(paths.iter().filter_map(|p| std::fs::read_to_string(p).ok()));
+        }
+        assert!(texts.len() > 20, "{} texts", texts.len());
+        let upper: Vec<String> = texts.iter().map(|t| t.to_ascii_uppercase()).collect();
+        texts.extend(upper);
+        // Keywords glued to each other and to random bytes, cut anywhere:
+        // hits at the text's ends, overlapping hits, one- and two-byte
+        // keywords, non-ASCII bytes around them.
+        let words: Vec<&str> = s.lines.lines().collect();
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..3000 {
+            let mut t = String::new();
+            for _ in 0..next() % 6 {
+                let w = words[next() as usize % words.len()];
+                let w = &w[..(next() as usize % (w.len() + 1)).max(if next() % 2 == 0 { w.len() } else { 0 })];
+                t.push_str(&if next() % 3 == 0 { w.to_ascii_uppercase() } else { w.to_string() });
+                t.push_str(["", " ", "=", "é", "_", "\n", "@"][next() as usize % 7]);
+            }
+            let cut = (0..=t.len()).filter(|&i| t.is_char_boundary(i)).nth(next() as usize % (t.chars().count() + 1));
+            texts.push(t[cut.unwrap_or(0)..].to_string());
+        }
+        texts.extend(["", "@", "fc", "q~", "ab", "Fd@", "a@b"].map(String::from));
+        let starts = &s.automaton;
+        let mut hits = 0;
+        for t in &texts {
+            same_hits(starts, &reference, t);
+            hits += reference.find_overlapping_iter(t).count();
+        }
+        assert!(hits > 50_000, "{hits} hits");
+        // A pack's own keywords, which have no one- or two-byte ones.
+        let own = ["acme_", "ken=ab", "token", "oken", "ken"];
+        let (starts, reference) =
+            (Starts::build(own).unwrap(), keyword_automaton(own, AhoCorasickKind::ContiguousNFA).unwrap());
+        for t in &texts {
+            same_hits(&starts, &reference, t);
+        }
     }
 }

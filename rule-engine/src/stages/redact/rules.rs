@@ -14,9 +14,11 @@ use crate::pack_api::RuleSet;
 /// Default window after a keyword hit.
 pub const DEFAULT_WINDOW: usize = 256;
 /// Texts at least this long are scanned with a DFA of the keywords. The
-/// contiguous NFA used otherwise is ~0.4 MiB smaller per instance (which
-/// counts with a thousand tenants, each calling with small outputs); the
-/// DFA makes the keyword pass about twice as fast, which counts on large
+/// contiguous NFA used otherwise, behind its filter ([`super::starts`]), is
+/// ~0.4 MiB smaller per instance (which counts with a thousand tenants,
+/// each calling with small outputs); the DFA made the keyword pass about
+/// twice as fast as the unfiltered NFA (since session 35 the filtered NFA
+/// is as fast on logs, slower on secret-dense text), which counts on large
 /// outputs, streams and an MCP text's drained middle (docs/benchmarks.md,
 /// session 12: 1 MiB, not 64 KiB, left every `sanitize` call under the
 /// 256 KiB cap on the NFA). The default keywords' DFA is built at build

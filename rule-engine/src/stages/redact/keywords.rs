@@ -347,7 +347,9 @@ mod tests {
             let mut t = String::new();
             for _ in 0..next() % 6 {
                 let w = words[next() as usize % words.len()];
-                let w = &w[..(next() as usize % (w.len() + 1)).max(if next() % 2 == 0 { w.len() } else { 0 })];
+                // A prefix, cut where a character ends (the list holds `钉钉`).
+                let cut = (next() as usize % (w.len() + 1)).max(if next() % 2 == 0 { w.len() } else { 0 });
+                let w = &w[..(0..=cut).rev().find(|&i| w.is_char_boundary(i)).unwrap_or(0)];
                 t.push_str(&if next() % 3 == 0 { w.to_ascii_uppercase() } else { w.to_string() });
                 t.push_str(["", " ", "=", "é", "_", "\n", "@"][next() as usize % 7]);
             }

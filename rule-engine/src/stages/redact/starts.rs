@@ -19,8 +19,11 @@
 //!
 //! Cost: two multiplies and three bit tests per byte, and an anchored walk
 //! per candidate: in logs 3 to 7 % of positions begin a keyword's first
-//! four bytes (0.7 to 2.5 % begin a keyword), and a collision adds at most
-//! one in 32. The sets take 32 bits per keyword each, 1 to 8 KiB.
+//! four bytes (0.7 to 2.5 % begin a keyword), and a collision adds about
+//! one position in 32 (more past 2 048 keywords, where the sets stop
+//! growing, or with many two-byte keywords, each of which sets up to 128
+//! bits). Each set has 32 bits a keyword, from 1 Ki to 64 Ki bits (128 B to
+//! 8 KiB).
 //! Measured in wasm (session 35, docs/benchmarks.md): the keyword pass of
 //! an 8 KiB `sanitize` call about 2.8 times as fast as the NFA's; on
 //! texts of 64 KiB and more, where the DFA takes over
@@ -28,26 +31,29 @@
 //! secret-dense text.
 //!
 //! The hits are those of the unanchored overlapping search over the same
-//! automaton, in its order: by end, and at one end the longest first
-//! (`keywords.rs`' tests compare the two on every text they search).
+//! automaton, in its order: by end, then start (the longest first), then
+//! keyword id (`keywords.rs`' tests compare the two on every text they
+//! search). The empty keyword is the exception: its empty hits are not
+//! found, and the pack builder refuses it.
 
 use aho_corasick::automaton::Automaton;
 use aho_corasick::nfa::contiguous::NFA;
 use aho_corasick::{Anchored, Match, MatchKind};
 
-/// The widest hash: 64 Ki bits a set, 8 KiB. A set has 32 bits or more
-/// per keyword (a bit is set by chance for one position in 32 or fewer),
-/// and 1 Ki bits at least.
+/// The widest hash: 64 Ki bits a set, 8 KiB. A set has 32 bits a keyword
+/// (a bit is set by chance for about one position in 32), and 1 Ki bits at
+/// least.
 const MAX_HASH_BITS: u32 = 16;
 
-/// Positions filtered per block: their offsets fill a buffer on the stack
-/// without a branch, then the walks run (in wasm a loop that also walks
-/// keeps too much live to stay in registers).
+/// Positions filtered per block: their offsets fill a buffer without a
+/// branch, then the walks run (in wasm a loop that also walks keeps too
+/// much live to stay in registers).
 const BLOCK: usize = 4096;
 
 /// Case folded for the filter: bit 5 set in every byte. It maps each ASCII
-/// capital to its small letter, and a few other pairs of bytes to one
-/// (`_` and DEL, a newline and `*`): a coarser filter, as sound.
+/// capital to its small letter, and every other byte with bit 5 clear to
+/// its partner (`_` and DEL, `@` and `` ` ``, a newline and `*`, a digit and
+/// a control byte): a coarser filter, as sound.
 const FOLD: u64 = 0x2020_2020_2020_2020;
 
 /// A keyword automaton with the filter of where its keywords can begin.
@@ -113,21 +119,24 @@ impl Starts {
                 [a, b, c] => add(&mut three, hash3(a | b << 8 | c << 16, shift)),
                 [a, b] => (0..=255u64).for_each(|c| add(&mut three, hash3(a | b << 8 | (c | 0x20) << 16, shift))),
                 [a] => one.get_or_insert([0; 4])[(a >> 6) as usize] |= 1 << (a & 63),
-                // The empty keyword: the pack builder refuses it.
-                [] => {}
+                // The empty keyword: the pack builder refuses it (see the
+                // module's docs).
+                [] => debug_assert!(false, "an empty keyword"),
             }
         }
         Ok(Starts { nfa, four: four.into(), three: three.into(), shift, one })
     }
 
-    /// Every hit of a keyword in `text`: by end, and at one end the longest
-    /// first.
+    /// Every hit of a keyword in `text`: by end, then start, then keyword
+    /// id.
     pub(super) fn hits(&self, text: &str) -> Vec<Match> {
         let b = text.as_bytes();
         let mut out = Vec::new();
-        let mut at = [0u16; BLOCK];
-        // Positions with four bytes, a block at a time.
+        // Positions with four bytes, a block at a time. The buffer is as
+        // long as the text's positions, a block at most: most texts scanned
+        // are short (a JSON string, a decoded candidate).
         let filtered = b.len().saturating_sub(3);
+        let mut at = vec![0u16; filtered.min(BLOCK)];
         let mut from = 0;
         while from < filtered {
             let to = (from + BLOCK).min(filtered);
@@ -141,15 +150,16 @@ impl Starts {
         }
         // The last three positions have no four bytes: walked from, always.
         (filtered..b.len()).for_each(|i| self.walk(b, i, &mut out));
-        out.sort_unstable_by_key(|m| (m.end(), m.start()));
+        out.sort_unstable_by_key(|m| (m.end(), m.start(), m.pattern()));
         out
     }
 
-    /// The offsets in `b` (at most [`BLOCK`] + 3 bytes) where a keyword may
-    /// begin, all but the last three, into `at`: how many. Eight bytes are
-    /// read at once, and five positions tested from them.
+    /// The offsets in `b` (at most [`BLOCK`] + 3 bytes, and `at.len()` + 3)
+    /// where a keyword may begin, all but the last three, into `at`: how
+    /// many. Eight bytes are read at once, and five positions tested from
+    /// them.
     #[inline(always)]
-    fn candidates(&self, b: &[u8], one: &[u64; 4], at: &mut [u16; BLOCK]) -> usize {
+    fn candidates(&self, b: &[u8], one: &[u64; 4], at: &mut [u16]) -> usize {
         let (four, three, shift) = (&*self.four, &*self.three, self.shift);
         let test = |x: u64| {
             bit(four, hash4(x, shift))

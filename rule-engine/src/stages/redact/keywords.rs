@@ -175,11 +175,7 @@ impl Keywords {
         match self {
             Keywords::Own { automaton, .. } => Box::new(automaton.hits(text).into_iter()),
             Keywords::Shared { shared, extra } => {
-                let first = shared.automaton.hits(text).into_iter();
-                match extra {
-                    None => Box::new(first),
-                    Some(extra) => with_extra(first, shared.len, extra.hits(text).into_iter()),
-                }
+                with_extra(shared.automaton.hits(text).into_iter(), shared.len, extra.as_ref(), text)
             }
         }
     }
@@ -197,28 +193,32 @@ impl Keywords {
                 }
             }
             Keywords::Shared { shared, extra } => match shared_dfa() {
-                Some(dfa) => {
-                    let first = dfa.find_overlapping_iter(text);
-                    match extra {
-                        None => Box::new(first),
-                        Some(extra) => with_extra(first, shared.len, extra.hits(text).into_iter()),
-                    }
-                }
+                Some(dfa) => with_extra(dfa.find_overlapping_iter(text), shared.len, extra.as_ref(), text),
                 None => self.hits(text),
             },
         }
     }
 }
 
-/// The hits of the shared keywords and of a pack's `extra` ones (their
-/// ids moved up by `offset`), merged by their ends.
+/// The hits of the shared keywords (`first`) and, when the pack has any,
+/// of its `extra` ones in `text` (their ids moved up by `offset`), merged
+/// by their ends.
 fn with_extra<'t>(
     first: impl Iterator<Item = Match> + 't,
     offset: usize,
-    extra: impl Iterator<Item = Match> + 't,
+    extra: Option<&Starts>,
+    text: &str,
 ) -> Box<dyn Iterator<Item = Match> + 't> {
-    let extra = extra.map(move |m| Match::new(PatternID::must(m.pattern().as_usize() + offset), m.range()));
-    Box::new(ByEnd { a: first.peekable(), b: extra.peekable() })
+    match extra {
+        None => Box::new(first),
+        Some(extra) => {
+            let extra = extra
+                .hits(text)
+                .into_iter()
+                .map(move |m| Match::new(PatternID::must(m.pattern().as_usize() + offset), m.range()));
+            Box::new(ByEnd { a: first.peekable(), b: extra.peekable() })
+        }
+    }
 }
 
 /// Two streams of hits, each in the order of their ends, merged.

@@ -25,7 +25,7 @@
 //! bits). Each set has 32 bits a keyword, from 1 Ki to 64 Ki bits (128 B to
 //! 8 KiB).
 //! Measured in wasm (session 35, docs/benchmarks.md): the keyword pass of
-//! an 8 KiB `sanitize` call about 2.8 times as fast as the NFA's; on
+//! an 8 KiB `sanitize` call about 2.7 times as fast as the NFA's; on
 //! texts of 64 KiB and more, where the DFA takes over
 //! ([`super::DFA_MIN_TEXT`]), as fast as the DFA on logs and slower on
 //! secret-dense text.

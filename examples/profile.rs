@@ -12,6 +12,9 @@
 //! - `warm KIB N`: `sanitize` of a KIB service log through the wasm host, N times;
 //! - `fresh - N`: a fresh pipeline instance (a newly loaded default pack) to
 //!   its first tokenized result (16 KiB), N times;
+//! - `tenant - N`: a tenant's pack (the default rules and one of its own,
+//!   as `bench_tenants` builds it) compiled N times, then each compiled
+//!   copy to its first result: what a new tenant pays, in two parts;
 //! - `native KIB N`: the same pipeline compiled natively, N times;
 //! - `native-mcp KIB N` / `warm-mcp KIB N`: server-filesystem's
 //!   `read_text_file` result (the text as a block and as structured
@@ -93,6 +96,25 @@ fn main() {
                 s.sanitize_with(p, &input, &o).expect("sanitize");
             }
             println!("fresh instance to first tokenized result: {:?}", per(t));
+        }
+        "tenant" => {
+            let s = Sanitizer::new(Limits::default()).expect("sanitizer");
+            let rules = "[pack]\nname = \"tenant-0\"\nversion = \"1.0.0\"\ntenant = \"tenant-0\"\n\n[[rules]]\n\
+                         id = \"t0-token\"\nregex = '\\b(t0_[a-f0-9]{32})\\b'\nkeywords = [\"t0_\"]\nsecret_group = 1\n\
+                         examples = [\"t0_0123456789abcdef0123456789abcdef\"]\ncounter_examples = [\"t0_x\"]\n";
+            let rf = RulesFile::parse("tenant.toml", rules).expect("rules").over_defaults().expect("defaults");
+            let id = rf.identity(None, None, None).expect("identity");
+            let wasm = result_sanitizer_pack_build::build(&rf, &id).expect("pack");
+            let t = Instant::now();
+            let packs: Vec<_> = (0..n).map(|_| s.load_pack_unverified(&wasm).expect("pack")).collect();
+            println!("tenant pack ({} bytes) compiled: {:?} per pack", wasm.len(), per(t));
+            let mut o = default_options();
+            o.tool = "shell".into();
+            let t = Instant::now();
+            for p in &packs {
+                s.sanitize_with(p, b"t0_0123456789abcdef0123456789abcdef ok", &o).expect("sanitize");
+            }
+            println!("compiled tenant pack to its first result: {:?}", per(t));
         }
         "native" => {
             let pack = native_pack();

@@ -107,18 +107,21 @@ impl Guest for Component {
 result_sanitizer_rule_engine::export!(Component with_types_in result_sanitizer_rule_engine);
 
 /// Build-time pre-initialisation (wizer, run by `xtask`): builds the
-/// o200k tokenizer tables (and the small static automata), the keyword
-/// automaton of the default rules and their regexes' plans, which the build
-/// then snapshots into the component's memory image, so that a fresh
-/// instance starts with them instead of spending ~100 ms building the
-/// tables on its first count (and parsing each default rule's regex on its
-/// first hit), and shares their pages with every other instance instead of
-/// building its own. The export is removed from the snapshot.
+/// o200k tokenizer tables, the small static automata (defanging, error
+/// lines), the keyword automaton of the default rules and their regexes'
+/// plans, which the build then snapshots into the component's memory image,
+/// so that a fresh instance starts with them instead of spending ~100 ms
+/// building the tables on its first count (and parsing each default rule's
+/// regex on its first hit), and shares their pages with every other
+/// instance instead of building its own. The export is removed from the
+/// snapshot.
 #[export_name = "wizer-initialize"]
 pub extern "C" fn wizer_initialize() {
     INIT.store(true, Ordering::Relaxed);
     crate::support::tokenizer::Tokenizer::get(crate::api::Encoding::O200kBase).warm();
     result_sanitizer_rule_engine::stages::redact::keywords::warm();
+    result_sanitizer_rule_engine::markup::defang::warm();
+    crate::strategies::error_lines::warm();
     // Working out the plans frees 14 MB of parsed regexes in no order the
     // bump can reuse: zeroed, they stay out of the `.wasm`'s data. The
     // earlier temporaries are not zeroed: with them too the image would be

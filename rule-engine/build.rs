@@ -12,10 +12,7 @@
 //! It also lists the default rules' keywords (`rules/default/*.toml`), in
 //! file order, one per line, to `OUT_DIR/default_keywords.txt`: the keyword
 //! automaton over them is built once and shared by every pack that carries
-//! the default rules (`stages/redact/keywords.rs` says why); and each rule's
-//! secret group, keywords and regex, one per line, to
-//! `OUT_DIR/default_regexes.txt`, whose plans the pre-initialised component
-//! holds (`stages/redact/analysis.rs`).
+//! the default rules (`stages/redact/keywords.rs` says why).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -64,40 +61,19 @@ fn default_keywords() {
     files.sort();
     let mut seen = std::collections::HashSet::new();
     let mut lines = String::new();
-    let mut regexes = String::new();
     for f in files {
         println!("cargo:rerun-if-changed={}", f.display());
         let doc: toml::Table =
             std::fs::read_to_string(&f).expect("a rule file is read").parse().expect("a rule file is TOML");
         let rules = doc.get("rules").and_then(|r| r.as_array()).map(Vec::as_slice).unwrap_or_default();
-        for r in rules {
-            let keywords: Vec<String> = r
-                .get("keywords")
-                .and_then(|k| k.as_array())
-                .map(Vec::as_slice)
-                .unwrap_or_default()
-                .iter()
-                .filter_map(|k| k.as_str())
-                .map(str::to_ascii_lowercase)
-                .collect();
-            for k in &keywords {
-                assert!(!k.is_empty() && !k.contains(['\n', '\t', '\x1f']), "a keyword is one line, without tabs");
-                if seen.insert(k.clone()) {
-                    writeln!(lines, "{k}").expect("a String takes it");
-                }
-            }
-            // What a rule's plan is worked out from (`analysis::default_plan`):
-            // a rule the pack builder delivers otherwise only misses the table.
-            let (Some(regex), group) = (r.get("regex").and_then(|x| x.as_str()), r.get("secret_group")) else {
-                continue;
-            };
-            let group = group.and_then(|g| g.as_integer()).unwrap_or(0);
-            if !regex.contains('\n') {
-                writeln!(regexes, "{group}\t{}\t{regex}", keywords.join("\x1f")).expect("a String takes it");
+        for k in rules.iter().filter_map(|r| r.get("keywords")?.as_array()).flatten().filter_map(|k| k.as_str()) {
+            let k = k.to_ascii_lowercase();
+            assert!(!k.is_empty() && !k.contains('\n'), "a keyword is one line");
+            if seen.insert(k.clone()) {
+                writeln!(lines, "{k}").expect("a String takes it");
             }
         }
     }
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     std::fs::write(out.join("default_keywords.txt"), lines).expect("write OUT_DIR");
-    std::fs::write(out.join("default_regexes.txt"), regexes).expect("write OUT_DIR");
 }

@@ -107,29 +107,17 @@ impl Guest for Component {
 result_sanitizer_rule_engine::export!(Component with_types_in result_sanitizer_rule_engine);
 
 /// Build-time pre-initialisation (wizer, run by `xtask`): builds the
-/// o200k tokenizer tables, the small static automata (defanging, error
-/// lines), the keyword automaton of the default rules and their regexes'
-/// plans, which the build then snapshots into the component's memory image,
-/// so that a fresh instance starts with them instead of spending ~100 ms
-/// building the tables on its first count (and parsing each default rule's
-/// regex on its first hit), and shares their pages with every other
-/// instance instead of building its own. The export is removed from the
-/// snapshot.
+/// o200k tokenizer tables (and the small static automata) and the keyword
+/// automaton of the default rules, which the build then snapshots into the
+/// component's memory image, so that a fresh instance starts with them
+/// instead of spending ~100 ms building the tables on its first count, and
+/// shares the automaton's pages with every other instance instead of
+/// building its own. The export is removed from the snapshot.
 #[export_name = "wizer-initialize"]
 pub extern "C" fn wizer_initialize() {
     INIT.store(true, Ordering::Relaxed);
     crate::support::tokenizer::Tokenizer::get(crate::api::Encoding::O200kBase).warm();
     result_sanitizer_rule_engine::stages::redact::keywords::warm();
-    result_sanitizer_rule_engine::markup::defang::warm();
-    crate::strategies::error_lines::warm();
-    // Working out the plans frees 14 MB of parsed regexes in no order the
-    // bump can reuse: zeroed, they stay out of the `.wasm`'s data. The
-    // earlier temporaries are not zeroed: with them too the image would be
-    // mostly zeros, and wasmtime's default (`wasmtime serve`, Python) then
-    // copies the data into every instance instead of mapping it.
-    ZERO_FREED.store(true, Ordering::Relaxed);
-    result_sanitizer_rule_engine::stages::redact::analysis::warm();
-    ZERO_FREED.store(false, Ordering::Relaxed);
     INIT.store(false, Ordering::Relaxed);
 }
 
@@ -142,13 +130,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 /// instance's later allocations (by the system allocator, in fresh pages
 /// above) never write into the shared memory image. Every instance would
 /// otherwise copy the image pages it allocates into. The temporaries left
-/// behind cost file size only, never resident memory; those freed while
-/// [`ZERO_FREED`] is set are zeroed, and the snapshot leaves zero runs out
-/// of the `.wasm` (not out of a precompiled `.cwasm`, whose image is dense).
+/// behind cost file size only, never resident memory.
 struct InitBump;
 
 static INIT: AtomicBool = AtomicBool::new(false);
-static ZERO_FREED: AtomicBool = AtomicBool::new(false);
 static BUMP_START: AtomicUsize = AtomicUsize::new(0);
 static BUMP_NEXT: AtomicUsize = AtomicUsize::new(0);
 static BUMP_END: AtomicUsize = AtomicUsize::new(0);
@@ -198,15 +183,11 @@ unsafe impl GlobalAlloc for InitBump {
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
         if !in_bump(p) {
             System.dealloc(p, l)
-        } else if INIT.load(Ordering::Relaxed) {
-            if ZERO_FREED.load(Ordering::Relaxed) {
-                core::ptr::write_bytes(p, 0, l.size());
-            }
-            if p as usize + l.size() == BUMP_NEXT.load(Ordering::Relaxed) {
-                // The last block (such as one token's bytes): the next
-                // one takes its place.
-                BUMP_NEXT.store(p as usize, Ordering::Relaxed);
-            }
+        } else if INIT.load(Ordering::Relaxed) && p as usize + l.size() == BUMP_NEXT.load(Ordering::Relaxed) {
+            // The last block, freed during initialisation (a temporary,
+            // such as one token's bytes): the next one takes its place,
+            // so the snapshot does not keep it.
+            BUMP_NEXT.store(p as usize, Ordering::Relaxed);
         }
         // Other bumped memory is never reused.
     }
@@ -221,9 +202,6 @@ unsafe impl GlobalAlloc for InitBump {
             && p as usize + l.size() == BUMP_NEXT.load(Ordering::Relaxed)
             && p as usize + new <= BUMP_END.load(Ordering::Relaxed)
         {
-            if new < l.size() && ZERO_FREED.load(Ordering::Relaxed) {
-                core::ptr::write_bytes(p.add(new), 0, l.size() - new);
-            }
             BUMP_NEXT.store(p as usize + new, Ordering::Relaxed);
             return p;
         }

@@ -38,13 +38,6 @@ fn automaton() -> &'static AhoCorasick {
     crate::support::text::words_automaton(&AC, WORDS)
 }
 
-/// Builds the automaton now (see `markup::defang::warm`): an instance
-/// otherwise built this DFA of the error words on its first call.
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-pub(crate) fn warm() {
-    automaton();
-}
-
 /// Byte ranges (without the newline) of every error-looking line.
 pub fn find(text: &str) -> Vec<(usize, usize)> {
     lines_of(text, automaton().find_iter(text).map(|m| m.range()))

@@ -23,12 +23,6 @@ fn automaton() -> &'static AhoCorasick {
     crate::support::text::words_automaton(&AC, LOOKALIKES)
 }
 
-/// Builds the automaton now: the component's build-time pre-initialisation
-/// calls it, so that the snapshot holds it and no instance builds its own.
-pub fn warm() {
-    automaton();
-}
-
 /// Edits that make every look-alike harmless (the first byte becomes `(`).
 pub fn edits(text: &str) -> Vec<Edit> {
     automaton().find_iter(text).map(|m| Edit { start: m.start(), end: m.start() + 1, with: "(".into() }).collect()

@@ -82,40 +82,6 @@ fn without_case_flag(ast: &mut Ast) {
     }
 }
 
-/// The default rules' plans (`build.rs` lists their regexes), worked out
-/// by [`warm`]: in the pre-initialised component at build time, so that
-/// its snapshot holds them and no instance parses a default rule's regex
-/// again (that was a third of a new tenant's first call). Natively nothing
-/// calls [`warm`] (working out 900 plans would slow a one-shot CLI) and
-/// every rule's plan is its own.
-type Defaults = rustc_hash::FxHashMap<&'static str, Vec<(usize, &'static str, Plan)>>;
-
-static DEFAULTS: std::sync::OnceLock<Defaults> = std::sync::OnceLock::new();
-
-/// Works out the default rules' plans now (see [`Defaults`]).
-pub fn warm() {
-    DEFAULTS.get_or_init(|| {
-        let mut table = Defaults::default();
-        for line in include_str!(concat!(env!("OUT_DIR"), "/default_regexes.txt")).lines() {
-            let mut fields = line.splitn(3, '\t');
-            let (Some(group), Some(keywords), Some(src)) = (fields.next(), fields.next(), fields.next()) else {
-                continue;
-            };
-            let Ok(group) = group.parse::<usize>() else { continue };
-            let owned: Vec<String> = keywords.split('\x1f').filter(|k| !k.is_empty()).map(String::from).collect();
-            table.entry(src).or_default().push((group, keywords, plan(src, &owned, group)));
-        }
-        table
-    });
-}
-
-/// The plan [`warm`] worked out for this regex, keywords and secret group,
-/// if it did: the same as [`plan`] would give.
-pub(super) fn default_plan(src: &str, keywords: &[String], secret_group: usize) -> Option<&'static Plan> {
-    let same = |k: &str| k.split('\x1f').filter(|k| !k.is_empty()).eq(keywords.iter().map(String::as_str));
-    DEFAULTS.get()?.get(src)?.iter().find(|(g, k, _)| *g == secret_group && same(k)).map(|(_, _, p)| p)
-}
-
 /// The analysis of `src`, a rule's regex with lower-case `keywords` and
 /// secret group `secret_group`.
 pub(super) fn plan(src: &str, keywords: &[String], secret_group: usize) -> Plan {

@@ -62,7 +62,7 @@ pub(super) struct CompiledRule {
     /// `\A`-anchored form; worked out on the rule's first keyword hit.
     /// (Boxed, as the compiled forms below are: most rules never hit in an
     /// instance, and a pointer is all they hold of these.)
-    pub(super) plan: OnceLock<PlanRef>,
+    pub(super) plan: OnceLock<Box<Plan>>,
     /// The regex (or its anchored form), compiled on first use: for the
     /// `regex` crate, and for regex-lite.
     pub(super) compiled: OnceLock<Option<Box<Compiled>>>,
@@ -73,13 +73,6 @@ pub(super) struct CompiledRule {
     /// Allowlist regexes, compiled on the rule's first candidate.
     pub(super) allow: Lazy,
     pub(super) stopwords: Vec<String>,
-}
-
-/// A rule's plan: the snapshot's, for a default rule
-/// ([`analysis::default_plan`]), or its own.
-pub(super) enum PlanRef {
-    Default(&'static Plan),
-    Own(Box<Plan>),
 }
 
 /// Regexes compiled on first use: most rules never produce a candidate
@@ -453,26 +446,7 @@ impl Ruleset {
     }
 
     pub(super) fn plan<'r>(&self, rule: &'r CompiledRule) -> &'r Plan {
-        let plan =
-            rule.plan.get_or_init(|| match analysis::default_plan(&rule.src, &rule.keywords, rule.secret_group) {
-                Some(p) => PlanRef::Default(p),
-                None => PlanRef::Own(Box::new(analysis::plan(&rule.src, &rule.keywords, rule.secret_group))),
-            });
-        match plan {
-            PlanRef::Default(p) => p,
-            PlanRef::Own(p) => p,
-        }
-    }
-
-    /// How many rules' plans come from the snapshot's table of the default
-    /// rules' ([`analysis::warm`]); works out every plan now (for tests).
-    #[doc(hidden)]
-    pub fn default_plans(&self) -> usize {
-        let from_table = |r: &CompiledRule| {
-            self.plan(r);
-            matches!(r.plan.get(), Some(PlanRef::Default(_)))
-        };
-        self.rules.iter().filter(|r| from_table(r)).count()
+        rule.plan.get_or_init(|| Box::new(analysis::plan(&rule.src, &rule.keywords, rule.secret_group)))
     }
 
     /// [`Self::regexes`] if they are already made, without making them:

@@ -22,6 +22,7 @@ use result_sanitizer_rule_engine::pack_api::PackInfo;
 use result_sanitizer_rule_engine::{CompiledPack, StaticRules};
 
 #[path = "bench_inputs.rs"]
+#[allow(dead_code)]
 mod inputs;
 use inputs::{ci_log, dense, service_log, varied_log};
 

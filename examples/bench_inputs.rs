@@ -1,5 +1,6 @@
 //! Inputs shared by `bench` and `profile`: generated, so that both measure
 //! the same bytes, and deterministic (a fixed xorshift seed per input).
+//! Also the tenant rules file of `bench_tenants` and `profile tenant`.
 
 pub struct Rng(pub u64);
 impl Rng {
@@ -235,4 +236,14 @@ pub fn ci_log(bytes: usize, non_ascii: bool) -> Vec<u8> {
         out.push_str(&line);
     }
     out.into_bytes()
+}
+
+/// Tenant `i`'s rules file as `bench_tenants` builds its pack (over the
+/// default rules): one in-house token, `t{i}_` and 32 hex digits.
+pub fn tenant_rules(i: usize) -> String {
+    format!(
+        "[pack]\nname = \"tenant-{i}\"\nversion = \"1.0.0\"\ntenant = \"tenant-{i}\"\n\n[[rules]]\nid = \"t{i}-token\"\n\
+         regex = '\\b(t{i}_[a-f0-9]{{32}})\\b'\nkeywords = [\"t{i}_\"]\nsecret_group = 1\n\
+         examples = [\"t{i}_0123456789abcdef0123456789abcdef\"]\ncounter_examples = [\"t{i}_x\"]\n"
+    )
 }

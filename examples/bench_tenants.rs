@@ -19,6 +19,10 @@ use result_sanitizer_host::signing::{self, SecretKey, TrustPolicy};
 use result_sanitizer_host::{default_options, Limits, Sanitizer};
 use result_sanitizer_pack_build::{self as pack_build, RulesFile};
 
+#[path = "bench_inputs.rs"]
+#[allow(dead_code)]
+mod inputs;
+
 fn proc_mib(file: &str, key: &str) -> f64 {
     let status = std::fs::read_to_string(file).unwrap_or_default();
     status
@@ -82,11 +86,7 @@ fn main() {
 
     let t = Instant::now();
     for i in 0..n {
-        let rules = format!(
-            "[pack]\nname = \"tenant-{i}\"\nversion = \"1.0.0\"\ntenant = \"tenant-{i}\"\n\n[[rules]]\nid = \"t{i}-token\"\n\
-             regex = '\\b(t{i}_[a-f0-9]{{32}})\\b'\nkeywords = [\"t{i}_\"]\nsecret_group = 1\n\
-             examples = [\"t{i}_0123456789abcdef0123456789abcdef\"]\ncounter_examples = [\"t{i}_x\"]\n"
-        );
+        let rules = inputs::tenant_rules(i);
         let rf = RulesFile::parse("bench.toml", &rules).unwrap().over_defaults().unwrap();
         let id = rf.identity(None, None, None).unwrap();
         let wasm = signing::sign(&pack_build::build(&rf, &id).unwrap(), &key, None, &[]).unwrap();

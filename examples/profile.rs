@@ -99,10 +99,8 @@ fn main() {
         }
         "tenant" => {
             let s = Sanitizer::new(Limits::default()).expect("sanitizer");
-            let rules = "[pack]\nname = \"tenant-0\"\nversion = \"1.0.0\"\ntenant = \"tenant-0\"\n\n[[rules]]\n\
-                         id = \"t0-token\"\nregex = '\\b(t0_[a-f0-9]{32})\\b'\nkeywords = [\"t0_\"]\nsecret_group = 1\n\
-                         examples = [\"t0_0123456789abcdef0123456789abcdef\"]\ncounter_examples = [\"t0_x\"]\n";
-            let rf = RulesFile::parse("tenant.toml", rules).expect("rules").over_defaults().expect("defaults");
+            let rules = inputs::tenant_rules(0);
+            let rf = RulesFile::parse("tenant.toml", &rules).expect("rules").over_defaults().expect("defaults");
             let id = rf.identity(None, None, None).expect("identity");
             let wasm = result_sanitizer_pack_build::build(&rf, &id).expect("pack");
             let t = Instant::now();

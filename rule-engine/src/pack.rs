@@ -286,8 +286,13 @@ fn merge(mut p: RuleSet, t: RuleSet) -> Merged {
     // with all (900 rules made that a quarter of a new tenant's first
     // call). Indices, not a map of ids: this runs in every new instance,
     // whose heap's peak stays resident.
-    let mut by_id: Vec<u32> = (0..p.rules.len() as u32).collect();
-    by_id.sort_unstable_by(|&a, &b| p.rules[a as usize].id.cmp(&p.rules[b as usize].id));
+    // Not made for a tenant without rules (an instance of the platform's
+    // pack alone): every fresh instance merges.
+    let mut by_id: Vec<u32> = Vec::new();
+    if !t.rules.is_empty() {
+        by_id = (0..p.rules.len() as u32).collect();
+        by_id.sort_unstable_by(|&a, &b| p.rules[a as usize].id.cmp(&p.rules[b as usize].id));
+    }
     for mut r in t.rules {
         let from = by_id.partition_point(|&i| p.rules[i as usize].id < r.id);
         let mut same_id = by_id[from..].iter().map(|&i| &p.rules[i as usize]).take_while(|q| q.id == r.id);

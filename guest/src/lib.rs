@@ -61,7 +61,7 @@ pub use stages::byte_cap::drain::{empty_gap, step as drain_step};
 // The rule engine's surface, for callers that link the pipeline anyway
 // (tests, fuzzing, benchmarks).
 pub use result_sanitizer_rule_engine::{
-    check_rule_set, content_type_for_path, count_tokens, default_options, redact_request, token_upper_bound,
-    valid_readable_root, valid_replacement, valid_rule_id, value_hash, CompiledPack, RuleSource, StaticRules,
-    PII_DETECTOR_IDS, REPLACEMENT_FORM, RULE_ID_FORM,
+    check_rule_set, content_type_for_path, count_tokens, default_options, redact_request, token_bound_fits,
+    token_upper_bound, valid_readable_root, valid_replacement, valid_rule_id, value_hash, CompiledPack, RuleSource,
+    StaticRules, PII_DETECTOR_IDS, REPLACEMENT_FORM, RULE_ID_FORM,
 };

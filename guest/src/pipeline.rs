@@ -20,7 +20,7 @@ use crate::options;
 use crate::pack::CompiledPack;
 use crate::record::RecordBuilder;
 use crate::stages::byte_cap::{self, Drained};
-use crate::stages::redact::{self, Pass, Redacted};
+use crate::stages::redact::{self, HitsMemo, Pass, Redacted};
 use crate::stages::structure::{self, Fit};
 use crate::stages::wrap::{self, Compose, Extra, Renderer};
 use crate::stages::{decode, html, mcp, triage};
@@ -74,7 +74,11 @@ pub(crate) fn sanitize_visible(
     let scrub = opts.tool_error.is_some() || pack.scrub_tool(&opts.tool);
     // Personal data: asked for by the call or by the packs for this tool.
     let pii = opts.pii || pack.pii_tool(&opts.tool);
+    // The content's keyword hits, kept for the final pass over a render
+    // that shows it uncut.
+    let hits = HitsMemo::default();
     let pass = Pass::for_tool(pack, options::lenient(opts, &pack.rules), &opts.tool)
+        .memo(&hits)
         .inline_allow(!opts.untrusted)
         .scrub(scrub)
         .pii(pii, opts.pii_public_ip);

@@ -231,6 +231,21 @@ proptest! {
             prop_assert!(b <= s.len());
         }
     }
+
+    /// Proving a fit reads only part of a text, and answers as the whole
+    /// bound does, split anywhere and around the bound.
+    #[test]
+    fn token_bound_fits_answers_as_the_bound(s in token_text(), cut in 0usize..5000, off in 0usize..60) {
+        use result_sanitizer_pipeline::{token_bound_fits, token_upper_bound as upper_bound};
+        let at = (0..=cut.min(s.len())).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0);
+        let parts = [&s[..at], &s[at..]];
+        for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            let sum = upper_bound(enc, parts[0]) + upper_bound(enc, parts[1]);
+            for budget in [sum.saturating_sub(off), sum + off] {
+                prop_assert_eq!(token_bound_fits(enc, &parts, budget), sum <= budget, "{:?}, budget {}", enc, budget);
+            }
+        }
+    }
 }
 
 /// A long log: lines of varied length and alphabet (multi-byte, invalid

@@ -169,6 +169,13 @@ pub fn token_upper_bound(encoding: api::Encoding, text: &str) -> usize {
     support::token_bound::upper_bound(encoding, text)
 }
 
+/// Whether the upper bounds of `texts` ([`token_upper_bound`]) add up to
+/// at most `budget`, read only as far as it takes (see
+/// [`support::token_bound::fits`]).
+pub fn token_bound_fits(encoding: api::Encoding, texts: &[&str], budget: usize) -> bool {
+    support::token_bound::fits(encoding, texts, budget)
+}
+
 /// What a rule id may be, as error messages state it.
 pub const RULE_ID_FORM: &str = "a rule id is 1 to 64 characters of A-Z a-z 0-9 . _ -";
 

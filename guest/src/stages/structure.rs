@@ -78,15 +78,16 @@ pub(crate) struct Fit<'a> {
 
 /// What the strategies need to know of the text's shape: its records (JSON
 /// lines, CSV) or its error-looking lines (plain text, logs).
-pub(crate) struct Shapes {
+pub(crate) struct Shapes<'t> {
     /// Records of JSON lines and CSV.
     pub records: Option<Records>,
-    /// Error-looking lines (byte ranges) of plain text.
-    pub errors: Vec<(usize, usize)>,
+    /// Error-looking lines (byte ranges) of plain text, found when a cut
+    /// first shows them.
+    pub errors: error_lines::Lazy<'t>,
 }
 
 /// Finds the shape of `text` that its class's strategy uses.
-pub(crate) fn shapes(class: ContentClass, p: &Located) -> Shapes {
+pub(crate) fn shapes(class: ContentClass, p: &Located) -> Shapes<'_> {
     let text = p.text.as_str();
     // A drained middle between whole lines held one record a line.
     let around = |r: Records| match p.hole {
@@ -95,7 +96,7 @@ pub(crate) fn shapes(class: ContentClass, p: &Located) -> Shapes {
     };
     let records = matches!(class, ContentClass::JsonLines | ContentClass::Csv)
         .then(|| around(Records::split(text, class == ContentClass::Csv)));
-    let errors = if class == ContentClass::Text { error_lines::find(text) } else { Vec::new() };
+    let errors = error_lines::Lazy::new((class == ContentClass::Text).then_some(text));
     Shapes { records, errors }
 }
 

@@ -67,7 +67,12 @@ pub fn classify(bytes: &[u8], content_type: Option<&str>) -> Verdict {
     if nuls * 100 > head.len() {
         return Verdict { class: ContentClass::Binary, format: None };
     }
-    let invalid: usize = head.utf8_chunks().map(|c| c.invalid().len()).sum();
+    // Valid UTF-8 (most text) is checked a word at a time; only text that
+    // is not is walked chunk by chunk.
+    let invalid: usize = match std::str::from_utf8(head) {
+        Ok(_) => 0,
+        Err(_) => head.utf8_chunks().map(|c| c.invalid().len()).sum(),
+    };
     // The sniffed window may end inside a character: ignore up to 3 bytes.
     if invalid > 3 && invalid * 10 > head.len() {
         return Verdict { class: ContentClass::Binary, format: None };
@@ -127,7 +132,7 @@ pub fn refine(bytes: &[u8], content_type: Option<&str>) -> ContentClass {
 fn complete_lines(b: &[u8]) -> impl Iterator<Item = &[u8]> {
     // The last line of a sniffed window may be cut: skip it.
     let end = memchr::memrchr(b'\n', b).unwrap_or(0);
-    b[..end].split(|&c| c == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l)).filter(|l| !l.is_empty())
+    crate::support::text::split_lines(&b[..end]).map(|l| l.strip_suffix(b"\r").unwrap_or(l)).filter(|l| !l.is_empty())
 }
 
 /// Whether `body` (a text's first bytes) reads as the start of one JSON

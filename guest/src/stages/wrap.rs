@@ -20,7 +20,10 @@
 
 mod compose;
 
-use serde_json::{json, Map, Value};
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::{json, Value};
 
 use crate::api::{Options, OutputFormat, SanitizeRecord};
 use crate::markup::frame::{self, ErrorLine};
@@ -46,7 +49,10 @@ pub enum Extra {
 
 /// Builds the message JSON. `notes`, when given, are the text's notes
 /// kept out of it (a JSON document's): a text block of their own after it,
-/// or for OpenAI's one string, lines after it.
+/// or for OpenAI's one string, lines after it. Serialized from borrowed
+/// parts (the text is not copied into a tree first); the keys come in the
+/// order of the fields below, as a `serde_json::Value` built in that order
+/// would give them.
 pub fn message(
     opts: &Options,
     text: &str,
@@ -56,50 +62,100 @@ pub fn message(
     is_error: bool,
     record: &SanitizeRecord,
 ) -> String {
-    let record = serde_json::to_value(record).expect("record serializes");
-    let v = match opts.format {
+    let blocks = || std::iter::once(Block::text(text)).chain(notes.map(Block::text));
+    let out = match opts.format {
         OutputFormat::Mcp => {
-            let mut content = vec![json!({"type": "text", "text": text})];
-            content.extend(notes.map(|n| json!({"type": "text", "text": n})));
-            for e in extras {
-                content.push(match e {
+            let mut content: Vec<Block> = blocks().collect();
+            content.extend(extras.iter().map(|e| {
+                Block::Value(match e {
                     Extra::Image { data, mime } => json!({"type": "image", "data": data, "mimeType": mime}),
                     Extra::Audio { data, mime } => json!({"type": "audio", "data": data, "mimeType": mime}),
                     Extra::ResourceLink(v) => v.clone(),
-                });
-            }
-            let mut m = Map::new();
-            m.insert("content".into(), Value::Array(content));
-            if let Some(s) = structured {
-                m.insert("structuredContent".into(), s.clone());
-            }
-            m.insert("isError".into(), Value::Bool(is_error));
-            m.insert("_meta".into(), json!({ META_KEY: record }));
-            Value::Object(m)
+                })
+            }));
+            serde_json::to_string(&Mcp { content, structured, is_error, meta: Meta { record } })
         }
-        OutputFormat::Openai => json!({
-            "message": {"role": "tool", "tool_call_id": opts.call_id, "content": match notes {
-                Some(n) => format!("{text}\n{n}"),
-                None => text.to_string(),
-            }},
-            "record": record,
-        }),
+        OutputFormat::Openai => {
+            let content = match notes {
+                Some(n) => Cow::Owned(format!("{text}\n{n}")),
+                None => Cow::Borrowed(text),
+            };
+            let message = OpenaiMessage { role: "tool", tool_call_id: &opts.call_id, content };
+            serde_json::to_string(&Beside { message, record })
+        }
         OutputFormat::Anthropic => {
-            let mut content = vec![json!({"type": "text", "text": text})];
-            content.extend(notes.map(|n| json!({"type": "text", "text": n})));
-            for e in extras {
-                if let Extra::Image { data, mime } = e {
-                    content
-                        .push(json!({"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}));
-                }
-            }
-            json!({
-                "message": {"type": "tool_result", "tool_use_id": opts.call_id, "content": content, "is_error": is_error},
-                "record": record,
-            })
+            let mut content: Vec<Block> = blocks().collect();
+            content.extend(extras.iter().filter_map(|e| match e {
+                Extra::Image { data, mime } => Some(Block::Value(
+                    json!({"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}),
+                )),
+                _ => None,
+            }));
+            let message = AnthropicMessage { kind: "tool_result", tool_use_id: &opts.call_id, content, is_error };
+            serde_json::to_string(&Beside { message, record })
         }
     };
-    serde_json::to_string(&v).expect("message serializes")
+    out.expect("message serializes")
+}
+
+/// A content block: text, or one passed through (media, a resource link).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Block<'a> {
+    Text {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        text: &'a str,
+    },
+    Value(Value),
+}
+
+impl<'a> Block<'a> {
+    fn text(text: &'a str) -> Self {
+        Block::Text { kind: "text", text }
+    }
+}
+
+/// An MCP `CallToolResult`.
+#[derive(Serialize)]
+struct Mcp<'a> {
+    content: Vec<Block<'a>>,
+    #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
+    structured: Option<&'a Value>,
+    #[serde(rename = "isError")]
+    is_error: bool,
+    #[serde(rename = "_meta")]
+    meta: Meta<'a>,
+}
+
+/// `_meta`: the record under [`META_KEY`].
+#[derive(Serialize)]
+struct Meta<'a> {
+    #[serde(rename = "result-sanitizer/record")]
+    record: &'a SanitizeRecord,
+}
+
+/// OpenAI's and Anthropic's shape: the message, the record beside it.
+#[derive(Serialize)]
+struct Beside<'a, M> {
+    message: M,
+    record: &'a SanitizeRecord,
+}
+
+#[derive(Serialize)]
+struct OpenaiMessage<'a> {
+    role: &'static str,
+    tool_call_id: &'a str,
+    content: Cow<'a, str>,
+}
+
+#[derive(Serialize)]
+struct AnthropicMessage<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    tool_use_id: &'a str,
+    content: Vec<Block<'a>>,
+    is_error: bool,
 }
 
 /// `message` with its record replaced (round shares are known only after
@@ -190,6 +246,69 @@ pub(crate) fn finish(opts: &Options, pass: &Pass, error_line: Option<&str>, inne
 mod tests {
     use super::*;
     use crate::options::default_options;
+
+    /// The message as a `serde_json::Value` built key by key would
+    /// serialize (how it was built before): the same bytes, key order
+    /// included, in each format, with notes, media, a link and structured
+    /// content.
+    #[test]
+    fn message_is_the_value_it_describes() {
+        let p = crate::pack::fixtures::pack(Vec::new());
+        let mut o = default_options();
+        o.call_id = "call_1".into();
+        let record = crate::pipeline::sanitize(b"hello \"x\"\n", &o, &p).unwrap().record;
+        let r = serde_json::to_value(&record).unwrap();
+        let extras = [
+            Extra::Image { data: "aGk=".into(), mime: "image/png".into() },
+            Extra::Audio { data: "aGk=".into(), mime: "audio/wav".into() },
+            Extra::ResourceLink(json!({"type": "resource_link", "uri": "file:///a", "name": "a"})),
+        ];
+        let structured = json!({"z": 1, "a": [true, null]});
+        for format in [OutputFormat::Mcp, OutputFormat::Openai, OutputFormat::Anthropic] {
+            o.format = format;
+            for (notes, extras, structured) in
+                [(None, &extras[..0], None), (Some("a note"), &extras[..], Some(&structured))]
+            {
+                let text = "line \"one\"\n\ttwo \u{1}";
+                let t = |t: &str| json!({"type": "text", "text": t});
+                let mut content: Vec<Value> = std::iter::once(t(text)).chain(notes.map(t)).collect();
+                let expected = match format {
+                    OutputFormat::Mcp => {
+                        content.push(json!({"type": "image", "data": "aGk=", "mimeType": "image/png"}));
+                        content.push(json!({"type": "audio", "data": "aGk=", "mimeType": "audio/wav"}));
+                        content.push(json!({"type": "resource_link", "uri": "file:///a", "name": "a"}));
+                        content.truncate(1 + notes.iter().count() + extras.len());
+                        let mut m = serde_json::Map::new();
+                        m.insert("content".into(), Value::Array(content));
+                        if let Some(s) = structured {
+                            m.insert("structuredContent".into(), s.clone());
+                        }
+                        m.insert("isError".into(), Value::Bool(false));
+                        m.insert("_meta".into(), json!({ META_KEY: r }));
+                        Value::Object(m)
+                    }
+                    OutputFormat::Openai => json!({
+                        "message": {"role": "tool", "tool_call_id": "call_1", "content": match notes {
+                            Some(n) => format!("{text}\n{n}"),
+                            None => text.to_string(),
+                        }},
+                        "record": r,
+                    }),
+                    OutputFormat::Anthropic => {
+                        if !extras.is_empty() {
+                            content.push(json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "aGk="}}));
+                        }
+                        json!({
+                            "message": {"type": "tool_result", "tool_use_id": "call_1", "content": content, "is_error": false},
+                            "record": r,
+                        })
+                    }
+                };
+                let got = message(&o, text, notes, extras, structured, false, &record);
+                assert_eq!(got, serde_json::to_string(&expected).unwrap(), "{format:?}");
+            }
+        }
+    }
 
     #[test]
     fn boundary_has_explicit_close() {

@@ -14,6 +14,7 @@
 //! (`stages/byte_cap/drain.rs`, [`lines_of`]: one pass over the middle, not
 //! two); they take their place between those of the text.
 
+use std::cell::OnceCell;
 use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
@@ -41,6 +42,26 @@ fn automaton() -> &'static AhoCorasick {
 /// Byte ranges (without the newline) of every error-looking line.
 pub fn find(text: &str) -> Vec<(usize, usize)> {
     lines_of(text, automaton().find_iter(text).map(|m| m.range()))
+}
+
+/// The error lines of a text ([`find`]), found on first use: only a cut
+/// shows them, and most texts fit whole.
+pub(crate) struct Lazy<'t> {
+    text: Option<&'t str>,
+    found: OnceCell<Vec<(usize, usize)>>,
+}
+
+impl<'t> Lazy<'t> {
+    /// The error lines of `text`; of none with `None` (a class whose
+    /// strategy shows no error lines).
+    pub fn new(text: Option<&'t str>) -> Self {
+        Self { text, found: OnceCell::new() }
+    }
+
+    /// [`find`] of the text, once.
+    pub fn get(&self) -> &[(usize, usize)] {
+        self.found.get_or_init(|| self.text.map_or_else(Vec::new, find))
+    }
 }
 
 /// The lines of `text` that hold one of `words` (occurrences of [`WORDS`],

@@ -103,8 +103,8 @@ pub(crate) fn validate_with(opts: &api::Options, out: &api::Sanitized, packs: Pa
     let visible: usize = texts.iter().map(|t| t.len()).sum();
     // What the bytes alone prove, without tokenizing: the byte length or
     // the rule engine's upper bound (the same function the guest uses).
-    let bound = || -> usize { texts.iter().map(|t| token_bound(out.record.encoding, t)).sum() };
-    let proved = visible <= b.max_tokens as usize || bound() <= b.max_tokens as usize;
+    let proved =
+        visible <= b.max_tokens as usize || token_bound_fits(out.record.encoding, &texts, b.max_tokens as usize);
     match out.record.output_tokens {
         Some(n) if n > u64::from(b.max_tokens) => return bad("output tokens exceed the budget"),
         // Not counted: only valid when the bytes prove it fits.
@@ -268,7 +268,7 @@ pub(super) fn drain_step(before: &api::Gap, len: usize, last: bool, step: &api::
 }
 
 // The host's uses of the rule engine's tokenizer (`count_tokens`,
-// `token_upper_bound`, `api::Encoding`), kept together. They are compiled
+// `token_bound_fits`, `api::Encoding`), kept together. They are compiled
 // into the host, so a pipeline build loaded from bytes cannot change them.
 
 /// Token count by the host's own native copy of the pipeline's tokenizer
@@ -278,10 +278,11 @@ fn count_tokens(enc: api::Encoding, text: &str) -> usize {
     result_sanitizer_rule_engine::count_tokens(native_encoding(enc), text)
 }
 
-/// The host's own upper bound on a text's tokens (the rule engine's
-/// `token_bound`, compiled into the host): no tokenizing, no tables to build.
-fn token_bound(enc: api::Encoding, text: &str) -> usize {
-    result_sanitizer_rule_engine::token_upper_bound(native_encoding(enc), text)
+/// Whether the host's own upper bound on the texts' tokens (the rule
+/// engine's `token_bound`, compiled into the host) is within `budget`: no
+/// tokenizing, no tables to build.
+fn token_bound_fits(enc: api::Encoding, texts: &[&str], budget: usize) -> bool {
+    result_sanitizer_rule_engine::token_bound_fits(native_encoding(enc), texts, budget)
 }
 
 fn native_encoding(enc: api::Encoding) -> result_sanitizer_rule_engine::api::Encoding {

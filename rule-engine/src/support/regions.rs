@@ -161,7 +161,23 @@ impl Regions {
 /// The regions of `text`, or `None` when its first lines have none of the
 /// shapes above (see the module docs).
 pub fn detect(text: &str) -> Option<Regions> {
-    let shape = gate(text)?;
+    detect_gated(text, shape(text))
+}
+
+/// What the first lines of a text say it is ([`shape`]): read once for
+/// the several looks a scan takes ([`detect_gated`], [`listing_view_gated`]).
+#[derive(Clone, Copy)]
+pub struct Gated(Option<Shape>);
+
+/// The shape of `text`'s first lines, for [`detect_gated`] and
+/// [`listing_view_gated`].
+pub fn shape(text: &str) -> Gated {
+    Gated(gate(text))
+}
+
+/// [`detect`] of a text whose shape is `gated`.
+pub fn detect_gated(text: &str, gated: Gated) -> Option<Regions> {
+    let shape = gated.0?;
     let mut out = Regions::default();
     match shape {
         Shape::Listing => listing(text, &mut out),
@@ -177,6 +193,7 @@ pub fn names_files(text: &str) -> bool {
     matches!(gate(text), Some(Shape::Lines))
 }
 
+#[derive(Clone, Copy)]
 enum Shape {
     /// `cat -n` / `nl`: every line numbered, no name.
     Listing,
@@ -242,7 +259,12 @@ fn listing(text: &str, out: &mut Regions) {
 /// listed file as sniffed (code, a test, or text); `None` for any other
 /// text.
 pub fn listing_view(text: &str) -> Option<(String, Vec<usize>, RegionClass)> {
-    if !matches!(gate(text)?, Shape::Listing) {
+    listing_view_gated(text, shape(text))
+}
+
+/// [`listing_view`] of a text whose shape is `gated`.
+pub fn listing_view_gated(text: &str, gated: Gated) -> Option<(String, Vec<usize>, RegionClass)> {
+    if !matches!(gated.0?, Shape::Listing) {
         return None;
     }
     let mut view = String::with_capacity(text.len());

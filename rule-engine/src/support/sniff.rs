@@ -246,7 +246,7 @@ pub fn looks_like_code(head: &[u8]) -> bool {
     let mut statements = 0u32;
     let mut docstring: Option<&[u8]> = None;
     let end = memchr::memrchr(b'\n', head).unwrap_or(0);
-    for line in head[..end].split(|&b| b == b'\n').take(200) {
+    for line in crate::support::text::split_lines(&head[..end]).take(200) {
         let t = trim(line);
         if t.is_empty() {
             continue;
@@ -269,6 +269,9 @@ pub fn looks_like_code(head: &[u8]) -> bool {
         }
         if shell_line(t) {
             shell += 1;
+            if shell >= 2 {
+                return false;
+            }
             continue;
         }
         if t[0] == b'#' && !(t.starts_with(b"#include") || t.starts_with(b"#define") || t.starts_with(b"#[")) {
@@ -278,6 +281,12 @@ pub fn looks_like_code(head: &[u8]) -> bool {
         if t[0].is_ascii_digit() || t[0] == b'[' || t.starts_with(b"$ ") || t.starts_with(b"> ") || starts_with_level(t)
         {
             log += 1;
+            // At most 200 lines count: past 40 log lines the share of log
+            // lines is over a fifth whatever follows (a log's answer,
+            // found from its first lines).
+            if log > 40 {
+                return false;
+            }
             continue;
         }
         let start = code_start(t);
@@ -352,7 +361,7 @@ const TEST_STARTS: &[&str] = &[
 pub fn looks_like_test(head: &[u8]) -> bool {
     let end = memchr::memrchr(b'\n', head).unwrap_or(head.len());
     let mut hits = 0;
-    for line in head[..end].split(|&b| b == b'\n').take(200) {
+    for line in crate::support::text::split_lines(&head[..end]).take(200) {
         let t = trim(line);
         let test_class = t.starts_with(b"class ")
             && [&b"< ActiveSupport::TestCase"[..], b"< Minitest::Test", b"extends TestCase", b"(unittest.TestCase)"]

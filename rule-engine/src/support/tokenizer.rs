@@ -107,7 +107,7 @@ impl<'m> Tokenizer<'m> {
     /// byte length proves it (a token is at least one byte), or else the
     /// bound of [`crate::support::token_bound`] does.
     pub fn proves_fit(&self, s: &str, budget: usize) -> bool {
-        s.len() <= budget || self.upper_bound(s) <= budget
+        s.len() <= budget || crate::support::token_bound::fits(self.enc, &[s], budget)
     }
 
     /// At least as many tokens as [`Self::count`] returns (see

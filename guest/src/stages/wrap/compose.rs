@@ -24,8 +24,8 @@ pub(crate) struct Compose<'p> {
     pub is_empty: bool,
     /// Records of JSON lines and CSV, whose marker counts records.
     pub records: Option<&'p Records>,
-    /// Error-looking lines of the text.
-    pub errors: &'p [(usize, usize)],
+    /// Error-looking lines of the text (found when a cut first shows them).
+    pub errors: &'p error_lines::Lazy<'p>,
     /// Bytes the rescued error lines may take.
     pub error_cap: usize,
     /// The error lines of a drained middle.
@@ -76,10 +76,11 @@ impl Compose<'_> {
                 None => push_line(&mut out, &marker::middle(&m, totals)),
             }
             out.push('\n');
-            if !self.errors.is_empty() || self.drained.is_some() {
+            let errors = self.errors.get();
+            if !errors.is_empty() || self.drained.is_some() {
                 let (ex, k) = error_lines::excerpt(
                     text,
-                    self.errors,
+                    errors,
                     cut.head_end,
                     cut.tail_start,
                     self.error_cap,

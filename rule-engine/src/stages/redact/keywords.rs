@@ -23,12 +23,14 @@
 //! depend on the other keywords of its automaton.
 
 use rustc_hash::FxHashMap;
+use std::cell::RefCell;
 use std::iter::Peekable;
 use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, Match, MatchKind, PatternID};
 
 use super::starts::Starts;
+use crate::support::text::{ceil_boundary, floor_boundary, same_bytes};
 
 /// The keyword automaton: ASCII case-insensitive, overlapping matches.
 ///
@@ -180,6 +182,67 @@ impl Keywords {
         }
     }
 
+    /// The longest keyword's length in bytes.
+    fn longest(&self) -> usize {
+        match self {
+            Keywords::Own { automaton, .. } => automaton.longest(),
+            Keywords::Shared { shared, extra } => {
+                shared.automaton.longest().max(extra.as_ref().map_or(0, Starts::longest))
+            }
+        }
+    }
+
+    /// Where [`Self::hits`] puts `m`: by end, the shared automaton's hits
+    /// before the pack's other ones at equal ends, then by start and id.
+    fn order(&self, m: &Match) -> (usize, bool, usize, usize) {
+        let extra = match self {
+            Keywords::Own { .. } => false,
+            Keywords::Shared { shared, .. } => m.pattern().as_usize() >= shared.len,
+        };
+        (m.end(), extra, m.start(), m.pattern().as_usize())
+    }
+
+    /// [`Self::hits`] of a text under [`DFA_MIN_TEXT`] bytes, through
+    /// `memo` (see [`HitsMemo`]): the same hits in the same order.
+    ///
+    /// [`DFA_MIN_TEXT`]: super::DFA_MIN_TEXT
+    pub(super) fn hits_memo(&self, text: &str, memo: &HitsMemo) -> Vec<Match> {
+        let mut seen = memo.seen.borrow_mut();
+        let l = self.longest();
+        if let Some((t, th)) = seen.as_ref().filter(|(t, _)| t.len() >= l) {
+            // Where the copy is: a hit of its first bytes (a short needle:
+            // memmem's set-up for the whole text cost more than the scan it
+            // saves), checked against the whole. A few hits at most: a
+            // repetitive text (`xxxx…`, cut) would have one at each byte.
+            let (h, n) = (text.as_bytes(), t.as_bytes());
+            let found = memchr::memmem::find_iter(h, &n[..n.len().min(32)])
+                .take(4)
+                .find(|&a| h.len() - a >= n.len() && same_bytes(&h[a..a + n.len()], n));
+            if let Some(a) = found {
+                let b = a + t.len();
+                // A hit that starts before the copy ends within `l - 1`
+                // bytes of its start; one that ends after it starts within
+                // `l - 1` bytes of its end.
+                let left = ceil_boundary(text, (a + l).min(text.len()));
+                let right = floor_boundary(text, b.saturating_sub(l));
+                let mut out: Vec<Match> = self.hits(&text[..left]).filter(|m| m.start() < a).collect();
+                out.extend(th.iter().map(|m| Match::new(m.pattern(), m.start() + a..m.end() + a)));
+                out.extend(
+                    self.hits(&text[right..])
+                        .map(|m| Match::new(m.pattern(), m.start() + right..m.end() + right))
+                        .filter(|m| m.end() > b && m.start() >= a),
+                );
+                out.sort_unstable_by_key(|m| self.order(m));
+                return out;
+            }
+        }
+        let out: Vec<Match> = self.hits(text).collect();
+        if seen.is_none() && text.len() >= MEMO_MIN {
+            *seen = Some((text.to_owned(), out.clone()));
+        }
+        out
+    }
+
     /// [`Self::hits`] for a long text, on DFAs: the shared one for the
     /// shared keywords (the pack's others stay on their small automaton);
     /// a pack with its own automaton builds its DFA once, on its first
@@ -198,6 +261,23 @@ impl Keywords {
             },
         }
     }
+}
+
+/// Texts shorter than this are not kept in a [`HitsMemo`]: their scan
+/// costs little more than the search for them.
+const MEMO_MIN: usize = 1024;
+
+/// The keyword hits of the first text of [`MEMO_MIN`] bytes or more that
+/// a call scanned (under [`DFA_MIN_TEXT`](super::DFA_MIN_TEXT)), for its
+/// later scans of texts that hold that one whole: the final pass over a
+/// rendered text that shows the content uncut, framed. A hit depends on its
+/// own bytes only, so the hits within the copy are the text's, moved; the
+/// keyword pass reads only the longest keyword's length around it, for
+/// the hits that start before it or end after it. One memo serves one
+/// pack's scans (a [`super::Pass`]'s): hits carry that pack's ids.
+#[derive(Default)]
+pub struct HitsMemo {
+    seen: RefCell<Option<(String, Vec<Match>)>>,
 }
 
 /// The hits of the shared keywords (`first`) and, when the pack has any,
@@ -245,6 +325,35 @@ mod tests {
 
     fn hits(k: &Keywords, all: &[String], text: &str) -> Vec<(String, usize, usize)> {
         k.hits(text).map(|m| (all[m.pattern().as_usize()].clone(), m.start(), m.end())).collect()
+    }
+
+    /// Through a memo, a text that holds the memo's text whole gets the
+    /// hits (and their order) of a scan of its own: hits across either end
+    /// of the copy, an extra keyword at an end, the copy at the start, the
+    /// end, or not there at all.
+    #[test]
+    fn a_memo_gives_the_hits_of_a_scan() {
+        let s = shared().expect("the default keywords build");
+        let mut patterns: Vec<String> = s.lines.lines().map(str::to_string).collect();
+        patterns.push("acme_".into());
+        patterns.push("ken=ab".into());
+        let mapped = Keywords::build(patterns.clone()).unwrap();
+        let automaton = Starts::build(&patterns).unwrap();
+        let own = Keywords::Own { automaton, patterns: patterns.clone(), dfa: OnceLock::new() };
+        let line = "ERROR token=ab acme_x1 password: é GITHUB_TOKEN ghp_x sk_live_q\n";
+        // Ends in the first half of a keyword, starts with the second.
+        let t = format!("oken=ab {}acme", line.repeat(40));
+        assert!(t.len() >= MEMO_MIN);
+        for k in [&mapped.keywords, &own] {
+            for (before, after) in [("[tool_result]\nT", "_x\n---"), ("", "_"), ("acme passw", ""), ("x", "y")] {
+                let memo = HitsMemo::default();
+                assert_eq!(k.hits_memo(&t, &memo), k.hits(&t).collect::<Vec<_>>());
+                let f = format!("{before}{t}{after}");
+                assert_eq!(k.hits_memo(&f, &memo), k.hits(&f).collect::<Vec<_>>(), "{before:?} {after:?}");
+                let other = f.replace("acme_x1", "acme_x2");
+                assert_eq!(k.hits_memo(&other, &memo), k.hits(&other).collect::<Vec<_>>());
+            }
+        }
     }
 
     #[test]

@@ -99,6 +99,7 @@ pub mod starts;
 pub mod value;
 pub mod value_hash;
 
+pub use keywords::HitsMemo;
 pub use pass::{Pass, Redacted};
 pub use value_hash::value_hash;
 

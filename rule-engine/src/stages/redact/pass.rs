@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::keywords::HitsMemo;
 use super::{Mode, Span};
 use crate::api::SanitizeError;
 use crate::markup::defang;
@@ -25,6 +26,9 @@ pub type Counts = BTreeMap<String, u32>;
 pub struct Pass<'p> {
     pack: &'p CompiledPack,
     mode: Mode,
+    /// The keyword hits of a text this pass scanned, for a later text that
+    /// holds it (see [`HitsMemo`]).
+    memo: Option<&'p HitsMemo>,
 }
 
 /// A redacted text and the way back to its input.
@@ -43,14 +47,21 @@ impl<'p> Pass<'p> {
     /// A pass over `pack`'s rules; `lenient` skips its strict-only
     /// (generic) rules.
     pub fn new(pack: &'p CompiledPack, lenient: bool) -> Self {
-        Self { pack, mode: Mode { lenient, ..Mode::default() } }
+        Self { pack, mode: Mode { lenient, ..Mode::default() }, memo: None }
     }
 
     /// The pass for a call of `tool`: lenient where the caller or the
     /// platform pack says so, and for the tenant's own generic rules
     /// where the tenant's pack does.
     pub fn for_tool(pack: &'p CompiledPack, lenient: bool, tool: &str) -> Self {
-        Self { pack, mode: Mode { lenient, lenient_tenant: pack.tenant_lenient(tool), ..Mode::default() } }
+        Self { pack, mode: Mode { lenient, lenient_tenant: pack.tenant_lenient(tool), ..Mode::default() }, memo: None }
+    }
+
+    /// The same pass keeping the keyword hits of the first long text it
+    /// scans in `memo`, for the rendered texts that show that one whole
+    /// (the same spans, found with less of the keyword pass).
+    pub fn memo(self, memo: &'p HitsMemo) -> Self {
+        Self { memo: Some(memo), ..self }
     }
 
     /// The same pass honouring `result-sanitizer:allow` on a line (or not).
@@ -98,14 +109,14 @@ impl<'p> Pass<'p> {
     /// Every span to redact in `text`, merged and sorted: the rules'
     /// matches and the pack's own findings.
     pub fn spans(&self, text: &str) -> Vec<Span> {
-        self.pack.ruleset.scan_mode(text, &self.pack.detect(text), self.mode)
+        self.pack.ruleset.scan_mode_memo(text, &self.pack.detect(text), self.mode, self.memo)
     }
 
     /// [`Self::spans`], and the byte ranges of the error words in `text`
     /// (the pipeline's `strategies/error_lines.rs` reads their lines), found by the
     /// same keyword pass; `None` when they must be found apart.
     pub fn spans_and_error_words(&self, text: &str) -> (Vec<Span>, Option<Vec<std::ops::Range<usize>>>) {
-        self.pack.ruleset.scan_mode_errors(text, &self.pack.detect(text), self.mode)
+        self.pack.ruleset.scan_mode_errors(text, &self.pack.detect(text), self.mode, self.memo)
     }
 
     /// `text` with its secrets replaced, and with `defang` the

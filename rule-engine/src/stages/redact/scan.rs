@@ -7,7 +7,9 @@ use std::ops::Range;
 use regex::bytes::{CaptureLocations, Regex};
 
 use super::analysis::Anchor;
+use super::keywords::HitsMemo;
 use super::propagate::propagate_values;
+use crate::support::regions::{self, Gated};
 
 use super::rules::{Compiled, CompiledRule, Engine, Ruleset, Split, DFA_MIN_TEXT, FAST_MIN_TEXT};
 use super::spans::{merge, Found, NonAscii, Span};
@@ -44,7 +46,12 @@ impl Ruleset {
     /// In JSON text, a span never splits a backslash escape (see
     /// [`whole_escapes`]).
     pub fn scan_mode(&self, text: &str, custom: &[Finding], mode: Mode) -> Vec<Span> {
-        self.scan_mode_with(text, custom, mode, None).0
+        self.scan_mode_with(text, custom, mode, None, None).0
+    }
+
+    /// [`Self::scan_mode`], its keyword pass through `memo` ([`HitsMemo`]).
+    pub fn scan_mode_memo(&self, text: &str, custom: &[Finding], mode: Mode, memo: Option<&HitsMemo>) -> Vec<Span> {
+        self.scan_mode_with(text, custom, mode, None, memo).0
     }
 
     /// [`Self::scan_mode`], and where the error words of
@@ -56,9 +63,10 @@ impl Ruleset {
         text: &str,
         custom: &[Finding],
         mode: Mode,
+        memo: Option<&HitsMemo>,
     ) -> (Vec<Span>, Option<Vec<Range<usize>>>) {
         let mut errors = Vec::new();
-        let (spans, found) = self.scan_mode_with(text, custom, mode, Some(&mut errors));
+        let (spans, found) = self.scan_mode_with(text, custom, mode, Some(&mut errors), memo);
         (spans, found.then_some(errors))
     }
 
@@ -69,8 +77,9 @@ impl Ruleset {
         custom: &[Finding],
         mode: Mode,
         errors: Option<&mut Vec<Range<usize>>>,
+        memo: Option<&HitsMemo>,
     ) -> (Vec<Span>, bool) {
-        let (mut spans, found) = self.scan_any(text, custom, mode, errors);
+        let (mut spans, found) = self.scan_any(text, custom, mode, errors, memo);
         if mode.json {
             spans = whole_escapes(text, spans);
         }
@@ -86,18 +95,20 @@ impl Ruleset {
         custom: &[Finding],
         mode: Mode,
         errors: Option<&mut Vec<Range<usize>>>,
+        memo: Option<&HitsMemo>,
     ) -> (Vec<Span>, bool) {
         // A `cat -n` / `nl` listing is scanned without its line numbers,
         // so a rule that reads across lines (a `.netrc` entry, a key
         // block) reads the file as written; its lines are judged as the
-        // sniffed file is (code, a test's code, or text).
-        if mode.regions && !mode.code {
-            if let Some((view, back, class)) = crate::support::regions::listing_view(text) {
-                use crate::support::regions::RegionClass;
-                let test = class == RegionClass::Test;
-                let code = test || class == RegionClass::Code;
+        // sniffed file is (code, a test's code, or text). The text's shape
+        // is read once, for the listing's view and the regions.
+        let gated = (mode.regions && !mode.code).then(|| regions::shape(text));
+        if let Some(gated) = gated {
+            if let Some((view, back, class)) = regions::listing_view_gated(text, gated) {
+                let test = class == regions::RegionClass::Test;
+                let code = test || class == regions::RegionClass::Code;
                 let inner = Mode { regions: false, code, ..mode }.over_tests(test);
-                let (spans, _) = self.scan_any(&view, &[], inner, None);
+                let (spans, _) = self.scan_any(&view, &[], inner, None, memo);
                 let mut mapped: Vec<Span> = spans
                     .into_iter()
                     .map(|s| Span { start: back[s.start], end: back[s.end], rule: s.rule, from: back[s.from] })
@@ -107,7 +118,7 @@ impl Ruleset {
             }
         }
         if let Some((view, back)) = visible_view(text) {
-            let spans = self.scan_visible(&view, &[], mode, None);
+            let spans = self.scan_visible(&view, &[], mode, None, memo, None);
             let mut mapped: Vec<Span> = spans
                 .into_iter()
                 .map(|s| Span { start: back[s.start], end: back[s.end], rule: s.rule, from: back[s.from] })
@@ -117,7 +128,7 @@ impl Ruleset {
             return (merge(mapped), false);
         }
         let found = errors.is_some();
-        (self.scan_visible(text, custom, mode, errors), found)
+        (self.scan_visible(text, custom, mode, errors, memo, gated), found)
     }
 
     pub(super) fn scan_visible(
@@ -126,8 +137,10 @@ impl Ruleset {
         custom: &[Finding],
         mode: Mode,
         errors: Option<&mut Vec<Range<usize>>>,
+        memo: Option<&HitsMemo>,
+        gated: Option<Gated>,
     ) -> Vec<Span> {
-        let mut spans = self.scan_plain_with(text, custom, mode, errors);
+        let mut spans = self.scan_plain_with(text, custom, mode, errors, memo, gated);
         // Personal data the rules cannot validate (checksums, number
         // plans), with PII on and in error results.
         spans.extend(super::pii::find(text, mode));
@@ -143,7 +156,7 @@ impl Ruleset {
     }
 
     pub(super) fn scan_plain(&self, text: &str, custom: &[Finding], mode: Mode) -> Vec<Span> {
-        self.scan_plain_with(text, custom, mode, None)
+        self.scan_plain_with(text, custom, mode, None, None, None)
     }
 
     /// [`Self::scan_plain`], also pushing to `errors` where the error
@@ -154,10 +167,13 @@ impl Ruleset {
         custom: &[Finding],
         mode: Mode,
         mut errors: Option<&mut Vec<Range<usize>>>,
+        memo: Option<&HitsMemo>,
+        gated: Option<Gated>,
     ) -> Vec<Span> {
         let fast = text.len() >= FAST_MIN_TEXT;
         let non_ascii = if fast { NonAscii::of(text) } else { None };
-        let regions = (mode.regions && !mode.code).then(|| crate::support::regions::detect(text)).flatten();
+        let gated = || gated.unwrap_or_else(|| regions::shape(text));
+        let regions = (mode.regions && !mode.code).then(|| regions::detect_gated(text, gated())).flatten();
         // A short ASCII text runs the rules an earlier long text compiled
         // for the `regex` crate on it too: they cost no more memory now.
         let ascii = !fast && text.is_ascii();
@@ -182,7 +198,11 @@ impl Ruleset {
             }
             slot[ri] as usize
         };
-        let hits = if text.len() >= DFA_MIN_TEXT { self.keywords.hits_long(text) } else { self.keywords.hits(text) };
+        let hits = match memo {
+            _ if text.len() >= DFA_MIN_TEXT => self.keywords.hits_long(text),
+            Some(memo) => Box::new(self.keywords.hits_memo(text, memo).into_iter()),
+            None => self.keywords.hits(text),
+        };
         for m in hits {
             let pid = m.pattern().as_usize();
             if let (true, Some(e)) = (self.error_word[pid], errors.as_deref_mut()) {

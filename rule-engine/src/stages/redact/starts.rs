@@ -70,6 +70,9 @@ pub(super) struct Starts {
     /// The one-byte keywords (folded), as 256 bits; none when there are no
     /// such keywords.
     one: Option<[u64; 4]>,
+    /// The longest keyword's length in bytes (a hit's, too: case folding
+    /// is ASCII's).
+    longest: usize,
 }
 
 /// The bit of the four-byte set for the four folded bytes in the low 32
@@ -124,7 +127,13 @@ impl Starts {
                 [] => debug_assert!(false, "an empty keyword"),
             }
         }
-        Ok(Starts { nfa, four: four.into(), three: three.into(), shift, one })
+        let longest = patterns.iter().map(|p| p.as_ref().len()).max().unwrap_or(0);
+        Ok(Starts { nfa, four: four.into(), three: three.into(), shift, one, longest })
+    }
+
+    /// The longest keyword's length in bytes.
+    pub(super) fn longest(&self) -> usize {
+        self.longest
     }
 
     /// Every hit of a keyword in `text`: by end, then start, then keyword

@@ -19,10 +19,8 @@
 //! stage, as it puts the strategies' cuts and error lines together.
 
 mod compose;
+mod json_out;
 
-use std::borrow::Cow;
-
-use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::api::{Options, OutputFormat, SanitizeRecord};
@@ -32,6 +30,7 @@ use crate::stages::redact::Pass;
 use crate::support::located::Cut;
 
 pub(crate) use compose::Compose;
+use json_out::Json;
 
 /// `_meta` key of the record in MCP results.
 pub const META_KEY: &str = "result-sanitizer/record";
@@ -49,10 +48,10 @@ pub enum Extra {
 
 /// Builds the message JSON. `notes`, when given, are the text's notes
 /// kept out of it (a JSON document's): a text block of their own after it,
-/// or for OpenAI's one string, lines after it. Serialized from borrowed
-/// parts (the text is not copied into a tree first); the keys come in the
-/// order of the fields below, as a `serde_json::Value` built in that order
-/// would give them.
+/// or for OpenAI's one string, lines after it. Written in order, the text
+/// escaped a word at a time ([`json_out`]); the keys come in the order a
+/// `serde_json::Value` built key by key would give them (a test compares
+/// the two).
 pub fn message(
     opts: &Options,
     text: &str,
@@ -62,100 +61,54 @@ pub fn message(
     is_error: bool,
     record: &SanitizeRecord,
 ) -> String {
-    let blocks = || std::iter::once(Block::text(text)).chain(notes.map(Block::text));
-    let out = match opts.format {
+    let mut j = Json::with_capacity(text.len() + notes.map_or(0, str::len) + 4096);
+    let text_blocks = |j: &mut Json| {
+        j.raw(r#"{"type":"text","text":"#).string(text).raw("}");
+        if let Some(n) = notes {
+            j.raw(r#",{"type":"text","text":"#).string(n).raw("}");
+        }
+    };
+    match opts.format {
         OutputFormat::Mcp => {
-            let mut content: Vec<Block> = blocks().collect();
-            content.extend(extras.iter().map(|e| {
-                Block::Value(match e {
+            j.raw(r#"{"content":["#);
+            text_blocks(&mut j);
+            for e in extras {
+                j.raw(",").value(&match e {
                     Extra::Image { data, mime } => json!({"type": "image", "data": data, "mimeType": mime}),
                     Extra::Audio { data, mime } => json!({"type": "audio", "data": data, "mimeType": mime}),
                     Extra::ResourceLink(v) => v.clone(),
-                })
-            }));
-            serde_json::to_string(&Mcp { content, structured, is_error, meta: Meta { record } })
+                });
+            }
+            j.raw("]");
+            if let Some(s) = structured {
+                j.raw(r#","structuredContent":"#).value(s);
+            }
+            j.raw(r#","isError":"#).value(&is_error).raw(r#","_meta":{"#).string(META_KEY).raw(":").value(record);
+            j.raw("}}");
         }
         OutputFormat::Openai => {
-            let content = match notes {
-                Some(n) => Cow::Owned(format!("{text}\n{n}")),
-                None => Cow::Borrowed(text),
+            j.raw(r#"{"message":{"role":"tool","tool_call_id":"#).string(&opts.call_id).raw(r#","content":"#);
+            match notes {
+                Some(n) => j.string(&format!("{text}\n{n}")),
+                None => j.string(text),
             };
-            let message = OpenaiMessage { role: "tool", tool_call_id: &opts.call_id, content };
-            serde_json::to_string(&Beside { message, record })
+            j.raw(r#"},"record":"#).value(record).raw("}");
         }
         OutputFormat::Anthropic => {
-            let mut content: Vec<Block> = blocks().collect();
-            content.extend(extras.iter().filter_map(|e| match e {
-                Extra::Image { data, mime } => Some(Block::Value(
-                    json!({"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}),
-                )),
-                _ => None,
-            }));
-            let message = AnthropicMessage { kind: "tool_result", tool_use_id: &opts.call_id, content, is_error };
-            serde_json::to_string(&Beside { message, record })
+            j.raw(r#"{"message":{"type":"tool_result","tool_use_id":"#).string(&opts.call_id);
+            j.raw(r#","content":["#);
+            text_blocks(&mut j);
+            for e in extras {
+                if let Extra::Image { data, mime } = e {
+                    j.raw(",").value(
+                        &json!({"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}),
+                    );
+                }
+            }
+            j.raw(r#"],"is_error":"#).value(&is_error).raw(r#"},"record":"#).value(record).raw("}");
         }
-    };
-    out.expect("message serializes")
-}
-
-/// A content block: text, or one passed through (media, a resource link).
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Block<'a> {
-    Text {
-        #[serde(rename = "type")]
-        kind: &'static str,
-        text: &'a str,
-    },
-    Value(Value),
-}
-
-impl<'a> Block<'a> {
-    fn text(text: &'a str) -> Self {
-        Block::Text { kind: "text", text }
     }
-}
-
-/// An MCP `CallToolResult`.
-#[derive(Serialize)]
-struct Mcp<'a> {
-    content: Vec<Block<'a>>,
-    #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
-    structured: Option<&'a Value>,
-    #[serde(rename = "isError")]
-    is_error: bool,
-    #[serde(rename = "_meta")]
-    meta: Meta<'a>,
-}
-
-/// `_meta`: the record under [`META_KEY`].
-#[derive(Serialize)]
-struct Meta<'a> {
-    #[serde(rename = "result-sanitizer/record")]
-    record: &'a SanitizeRecord,
-}
-
-/// OpenAI's and Anthropic's shape: the message, the record beside it.
-#[derive(Serialize)]
-struct Beside<'a, M> {
-    message: M,
-    record: &'a SanitizeRecord,
-}
-
-#[derive(Serialize)]
-struct OpenaiMessage<'a> {
-    role: &'static str,
-    tool_call_id: &'a str,
-    content: Cow<'a, str>,
-}
-
-#[derive(Serialize)]
-struct AnthropicMessage<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    tool_use_id: &'a str,
-    content: Vec<Block<'a>>,
-    is_error: bool,
+    j.finish()
 }
 
 /// `message` with its record replaced (round shares are known only after

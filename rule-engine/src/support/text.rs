@@ -115,8 +115,18 @@ pub fn split_lines(b: &[u8]) -> impl Iterator<Item = &[u8]> {
 
 /// Counts characters (Unicode scalar values) quickly.
 pub fn char_count(s: &str) -> usize {
-    // Count non-continuation bytes; the compiler vectorises this loop.
-    s.as_bytes().iter().filter(|&&b| (b as i8) >= -0x40).count()
+    // Count the bytes that start a character (not `10xxxxxx`), eight at a
+    // time: bit 7 of each byte of `!w | w << 1` is set for one that does
+    // (bit 7 clear, or bit 6 set). The byte-wise filter did not vectorise
+    // in wasm: 4 % of an 8 KiB call, counting twice.
+    const TOP: u64 = 0x8080_8080_8080_8080;
+    let b = s.as_bytes();
+    let words = b.chunks_exact(8);
+    let rest = words.remainder().iter().filter(|&&c| (c as i8) >= -0x40).count();
+    words.fold(rest, |n, w| {
+        let w = u64::from_le_bytes(w.try_into().expect("eight bytes"));
+        n + ((!w | w << 1) & TOP).count_ones() as usize
+    })
 }
 
 /// Byte offset after the first `n` characters of `s` (or `s.len()`).
@@ -178,6 +188,14 @@ pub fn words_automaton(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn char_count_counts_characters() {
+        let text = "ascii é 中文 😀\u{7f}\u{80}x".repeat(7);
+        for end in (0..=text.len()).filter(|&e| text.is_char_boundary(e)) {
+            assert_eq!(char_count(&text[..end]), text[..end].chars().count(), "{end}");
+        }
+    }
 
     #[test]
     fn split_lines_splits_as_split_does() {

@@ -24,6 +24,8 @@
 
 use std::ops::Range;
 
+use crate::support::text::str_lines;
+
 /// How many non-blank lines [`detect`] reads before it gives up.
 const GATE_LINES: usize = 24;
 /// A path longer than this is not a file name.
@@ -203,7 +205,7 @@ enum Shape {
 
 fn gate(text: &str) -> Option<Shape> {
     let (mut numbered, mut seen) = (0, 0);
-    for line in text.lines().filter(|l| !l.trim().is_empty()).take(GATE_LINES) {
+    for line in str_lines(text).filter(|l| !l.trim().is_empty()).take(GATE_LINES) {
         seen += 1;
         if numbered_line(line).is_some() {
             numbered += 1;
@@ -292,20 +294,24 @@ fn grep_line(line: &str) -> Option<(&str, u8)> {
 
 fn grep_sep(line: &str, sep: u8) -> Option<(&str, u8)> {
     let b = line.as_bytes();
-    for i in 1..b.len().min(MAX_PATH) {
-        let c = b[i];
-        if c == b' ' || c == b'\t' {
+    let end = b.len().min(MAX_PATH);
+    let mut i = 1;
+    while i < end {
+        // To the next space, tab or separator (the gate reads every line
+        // of a text's start twice this way: memchr, not a byte loop).
+        i += memchr::memchr3(b' ', b'\t', sep, &b[i..end])?;
+        if b[i] != sep {
             return None;
         }
-        if c == sep {
-            let d = b[i + 1..].iter().take_while(|x| x.is_ascii_digit()).count();
-            if d > 0 && b.get(i + 1 + d) == Some(&sep) {
-                let path = &line[..i];
-                // A file name: a dot or a slash, not a time (`12:30:00`).
-                let file = path.contains(['.', '/']) && !path.bytes().all(|x| x.is_ascii_digit() || x == b':');
-                return file.then_some((path, sep));
-            }
+        let d = b[i + 1..].iter().take_while(|x| x.is_ascii_digit()).count();
+        if d > 0 && b.get(i + 1 + d) == Some(&sep) {
+            let path = &line[..i];
+            // A file name: a dot or a slash, not a time (`12:30:00`).
+            let file = memchr::memchr2(b'.', b'/', path.as_bytes()).is_some()
+                && !path.bytes().all(|x| x.is_ascii_digit() || x == b':');
+            return file.then_some((path, sep));
         }
+        i += 1;
     }
     None
 }

@@ -93,6 +93,26 @@ impl Lines {
     }
 }
 
+/// `s.lines()` (split at `\n`, a `\r` before it dropped, no empty last
+/// line), the newlines found with memchr: `str::lines` goes through
+/// `core`'s scalar search, slower in wasm.
+pub fn str_lines(s: &str) -> impl Iterator<Item = &str> {
+    let mut rest = s;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        match memchr::memchr(b'\n', rest.as_bytes()) {
+            Some(i) => {
+                let line = &rest[..i];
+                rest = &rest[i + 1..];
+                Some(line.strip_suffix('\r').unwrap_or(line))
+            }
+            None => Some(std::mem::take(&mut rest)),
+        }
+    })
+}
+
 /// `b` split at each `\n` (the slices between, as `b.split` gives them),
 /// the newlines found with memchr: the sniffers read a few hundred lines
 /// a call, and a closure per byte cost them more than their tests did.
@@ -188,6 +208,13 @@ pub fn words_automaton(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn str_lines_are_lines() {
+        for s in ["", "\n", "a", "a\n", "a\r\n", "a\r", "\r\n\r\n", "a\n\nb\r", "é\r\nx\ry\n\n", "a\r\r\nb"] {
+            assert_eq!(str_lines(s).collect::<Vec<_>>(), s.lines().collect::<Vec<_>>(), "{s:?}");
+        }
+    }
 
     #[test]
     fn char_count_counts_characters() {

@@ -98,8 +98,9 @@ pub fn upper_bound(enc: Encoding, s: &str) -> usize {
 /// summing [`upper_bound`] over them, read only as far as it takes. No
 /// byte bounds more than one token, so once the bound so far plus the
 /// bytes not yet read is within `budget`, the rest cannot change the
-/// answer; once the bound so far is over, neither can it. A text a third
-/// over the budget in bytes is proved from its first few hundred bytes.
+/// answer; once the bound so far is over, neither can it. The further a
+/// text is over the budget in bytes, the more of it is read: an 8 KiB log
+/// against 8 000 tokens is proved from its first kilobyte or so.
 pub fn fits(enc: Encoding, parts: &[&str], budget: usize) -> bool {
     let t = tables(enc);
     // Bytes not yet bounded, and the bound of those that were.

@@ -64,11 +64,22 @@ fn eight_threads_fifty_tenants_no_cross_tenant_data_and_stable_memory() {
     round(400);
     round(400);
     round(400);
-    let before = rss_kib();
-    round(400);
-    let after = rss_kib();
-    // A leak of a few KiB per call would show as tens of MiB here.
-    assert!(after < before + 16 * 1024, "RSS grew from {before} KiB to {after} KiB over the last 3200 calls");
+    // A leak of a few KiB per call would show as tens of MiB in each
+    // round of 3 200 calls. A pool that grows late (two threads meeting at
+    // a tenant for the first time; faster calls meet less) grows it in one
+    // round only, by an instance or a few: a round is measured up to three
+    // times, and one under the bound settles it.
+    let mut grew = Vec::new();
+    for _ in 0..3 {
+        let before = rss_kib();
+        round(400);
+        let after = rss_kib();
+        if after < before + 16 * 1024 {
+            return;
+        }
+        grew.push((before, after));
+    }
+    panic!("RSS grew by 16 MiB or more in each of three rounds of 3200 calls (KiB before, after): {grew:?}");
 }
 
 fn rss_kib() -> u64 {

@@ -66,7 +66,7 @@ fn eight_threads_fifty_tenants_no_cross_tenant_data_and_stable_memory() {
     round(400);
     // A leak of a few KiB per call would show as tens of MiB in each
     // round of 3 200 calls. A pool that grows late (two threads meeting at
-    // a tenant for the first time; faster calls meet less) grows it in one
+    // a tenant for the first time, which timing decides) grows it in one
     // round only, by an instance or a few: a round is measured up to three
     // times, and one under the bound settles it.
     let mut grew = Vec::new();

@@ -256,15 +256,10 @@ fn listing(text: &str, out: &mut Regions) {
     out.count(class);
 }
 
-/// A `cat -n` / `nl` listing without its line numbers, for each byte of
-/// that view (and its end) the offset in `text`, and the class of the
-/// listed file as sniffed (code, a test, or text); `None` for any other
-/// text.
-pub fn listing_view(text: &str) -> Option<(String, Vec<usize>, RegionClass)> {
-    listing_view_gated(text, shape(text))
-}
-
-/// [`listing_view`] of a text whose shape is `gated`.
+/// A `cat -n` / `nl` listing (a text whose shape is `gated`) without its
+/// line numbers, for each byte of that view (and its end) the offset in
+/// `text`, and the class of the listed file as sniffed (code, a test, or
+/// text); `None` for any other text.
 pub fn listing_view_gated(text: &str, gated: Gated) -> Option<(String, Vec<usize>, RegionClass)> {
     if !matches!(gated.0?, Shape::Listing) {
         return None;
@@ -616,13 +611,13 @@ mod tests {
         assert!(classes(listing).iter().all(|g| g.1 == Some("code")));
         let netrc = "     1\tmachine api.example.com\n     2\tlogin me\n     3\tpassword hunter2\n";
         assert!(classes(netrc).iter().all(|g| g.1 == Some("text")));
-        let (view, back, class) = listing_view(netrc).unwrap();
+        let (view, back, class) = listing_view_gated(netrc, shape(netrc)).unwrap();
         assert_eq!(view, "machine api.example.com\nlogin me\npassword hunter2\n");
         assert_eq!(class, RegionClass::Text);
         let at = view.find("hunter2").unwrap();
         assert_eq!(&netrc[back[at]..back[at + 7]], "hunter2");
         assert_eq!(back[view.len()], netrc.len());
-        assert_eq!(listing_view("a\nb\nc\n"), None);
+        assert_eq!(listing_view_gated("a\nb\nc\n", shape("a\nb\nc\n")), None);
         let rustc = "error[E0432]: unresolved import `x`\n --> src/lib.rs:3:5\n  |\n3 | use x::token;\n  |     ^ no `x`\n\nerror: aborting\n";
         let got = classes(rustc);
         assert_eq!(got[3], ("3 | use x::token;".into(), Some("code")));

@@ -247,7 +247,7 @@ pub(crate) fn sanitize_visible(
     let decoded = decode::run(capped.read);
     let drained = capped.drained.filter(|d| d.bytes > 0);
     let join = drained.map(|d| decoded.map.first_at_or_after(decoded.text.len(), d.at));
-    let Redacted { text, map: rmap, defanged, spans } =
+    let Redacted { text, map: rmap, defanged, spans, error_words } =
         pass.redact_joined(&decoded.text, join, true, &mut record.counts);
     record.stage(Stage::Redact, decoded.text.len(), text.len());
     let hole = drained.zip(join).map(|(d, decoded)| Hole {
@@ -259,7 +259,7 @@ pub(crate) fn sanitize_visible(
         ends_line: d.ends_line,
         json: d.json,
     });
-    let located = Located { text, rmap, dmap: decoded.map, lines: decoded.lines, base: capped.base, hole };
+    let located = Located { text, rmap, dmap: decoded.map, lines: decoded.lines, base: capped.base, hole, error_words };
     // The drained middle's lines and replacements are the output's too.
     let gap = gap.filter(|_| hole.is_some());
     if let Some(g) = gap {

@@ -96,7 +96,8 @@ pub(crate) fn shapes(class: ContentClass, p: &Located) -> Shapes<'_> {
     };
     let records = matches!(class, ContentClass::JsonLines | ContentClass::Csv)
         .then(|| around(Records::split(text, class == ContentClass::Csv)));
-    let errors = error_lines::Lazy::new((class == ContentClass::Text).then_some(text));
+    let known = p.error_words.as_deref().map(|words| error_lines::Known { words, map: &p.rmap });
+    let errors = error_lines::Lazy::new((class == ContentClass::Text).then_some(text), known);
     Shapes { records, errors }
 }
 

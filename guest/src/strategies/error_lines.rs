@@ -2,19 +2,24 @@
 //! omits.
 //!
 //! A build or test log cut to head and tail loses its middle, which is
-//! where the first compiler error or failing test usually is. One
-//! Aho-Corasick pass (ASCII case-insensitive) over the text finds lines
-//! with error words; the lines inside the omitted middle are shown after
-//! the middle marker with their line numbers, within a small byte share of
-//! the token budget (about a tenth of it, at four bytes a token; the
-//! rendered output that holds them is still counted exactly). When there are more than fit, the first and the last
-//! ones are shown. The middle a host drained (never in the text) brings
-//! its own error lines, the lines [`find`] would give, read from the words
-//! the redaction's keyword pass found as it was drained
-//! (`stages/byte_cap/drain.rs`, [`lines_of`]: one pass over the middle, not
-//! two); they take their place between those of the text.
+//! where the first compiler error or failing test usually is. The lines
+//! with error words ([`find`]: one Aho-Corasick pass, ASCII
+//! case-insensitive) inside the omitted middle are shown after the middle
+//! marker with their line numbers, within a small byte share of the token
+//! budget (about a tenth of it, at four bytes a token; the rendered output
+//! that holds them is still counted exactly). When there are more than
+//! fit, the first and the last ones are shown.
+//!
+//! The words themselves come from the redaction's keyword pass, which
+//! finds them with the rules' keywords: the redacted text's lines are read
+//! from them and its edits ([`lines_after_edits`]: only the lines that
+//! hold a replacement are searched again). The middle a host drained
+//! (never in the text) brings its own error lines, read the same way as it
+//! was drained (`stages/byte_cap/drain.rs`, [`lines_of`]); they take their
+//! place between those of the text.
 
 use std::cell::OnceCell;
+use std::ops::Range;
 use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
@@ -22,7 +27,7 @@ use aho_corasick::AhoCorasick;
 use crate::api::GapLine;
 use crate::markup::defang;
 use crate::markup::marker;
-use crate::support::edits;
+use crate::support::edits::{self, OffsetMap};
 use crate::support::text::floor_boundary;
 
 pub(crate) use crate::support::error_words::WORDS;
@@ -44,24 +49,85 @@ pub fn find(text: &str) -> Vec<(usize, usize)> {
     lines_of(text, automaton().find_iter(text).map(|m| m.range()))
 }
 
+/// Where the error words of an edited text's source are, and the map of
+/// its edits (a redaction's): enough to read the edited text's error lines
+/// without searching all of it ([`lines_after_edits`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Known<'t> {
+    /// Every occurrence of a word of [`WORDS`] in the source, as the
+    /// redaction's keyword pass found them (overlapping, in any order).
+    pub words: &'t [Range<usize>],
+    /// The edited text → its source.
+    pub map: &'t OffsetMap,
+}
+
 /// The error lines of a text ([`find`]), found on first use: only a cut
 /// shows them, and most texts fit whole.
 pub(crate) struct Lazy<'t> {
     text: Option<&'t str>,
+    known: Option<Known<'t>>,
     found: OnceCell<Vec<(usize, usize)>>,
 }
 
 impl<'t> Lazy<'t> {
     /// The error lines of `text`; of none with `None` (a class whose
-    /// strategy shows no error lines).
-    pub fn new(text: Option<&'t str>) -> Self {
-        Self { text, found: OnceCell::new() }
+    /// strategy shows no error lines). With `known`, read from its source's
+    /// words.
+    pub fn new(text: Option<&'t str>, known: Option<Known<'t>>) -> Self {
+        Self { text, known, found: OnceCell::new() }
     }
 
     /// [`find`] of the text, once.
     pub fn get(&self) -> &[(usize, usize)] {
-        self.found.get_or_init(|| self.text.map_or_else(Vec::new, find))
+        self.found.get_or_init(|| match (self.text, self.known) {
+            (None, _) => Vec::new(),
+            (Some(t), Some(k)) => lines_after_edits(t, k.words, k.map),
+            (Some(t), None) => find(t),
+        })
     }
+}
+
+/// The lines [`find`] gives for `text`, an edit of a source whose error
+/// words are `words` (every occurrence) by the replacements of `map`.
+///
+/// A line of `text` that holds no replacement (nor the place of a
+/// deletion) is a line of the source, moved, byte for byte: it holds a word
+/// exactly where the source held one clear of every replacement. So those
+/// words are moved, and only the lines that hold a replacement are
+/// searched. A redacted log's lines are mostly untouched: searching all of
+/// a 256 KiB text again was a tenth of fitting it in wasm.
+pub fn lines_after_edits(text: &str, words: &[Range<usize>], map: &OffsetMap) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let segs: Vec<(Range<usize>, Range<usize>)> = map.segments().collect();
+    let mut sorted = words.to_vec();
+    sorted.sort_unstable_by_key(|w| w.start);
+    let mut found = Vec::with_capacity(sorted.len());
+    // Words clear of every replacement, moved by those before them; a
+    // replacement ends before a word when its source does (an insertion
+    // at the word's start too).
+    let (mut k, mut shift) = (0, 0isize);
+    for w in sorted {
+        while let Some((out, src)) = segs.get(k).filter(|(_, src)| src.end <= w.start) {
+            shift += out.len() as isize - src.len() as isize;
+            k += 1;
+        }
+        if segs.get(k).is_some_and(|(_, src)| src.start < w.end) {
+            continue; // inside or across a replacement: its line is searched
+        }
+        found.push(w.start.saturating_add_signed(shift)..w.end.saturating_add_signed(shift));
+    }
+    // The lines that hold a replacement, each searched once.
+    let mut searched = 0;
+    for (out, _) in &segs {
+        let start = memchr::memrchr(b'\n', &b[..out.start]).map_or(0, |p| p + 1).max(searched);
+        let end = memchr::memchr(b'\n', &b[out.end..]).map_or(b.len(), |p| out.end + p);
+        if start < end {
+            found.extend(automaton().find_iter(&text[start..end]).map(|m| start + m.start()..start + m.end()));
+        }
+        searched = searched.max(end);
+    }
+    found.sort_unstable_by_key(|w| w.start);
+    lines_of(text, found.into_iter())
 }
 
 /// The lines of `text` that hold one of `words` (occurrences of [`WORDS`],
@@ -207,6 +273,40 @@ pub fn excerpt(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every occurrence of a word, as the redaction's keyword pass finds
+    /// them (overlapping, ASCII case-insensitive).
+    fn every_word(text: &str) -> Vec<Range<usize>> {
+        let ac = aho_corasick::AhoCorasick::builder().ascii_case_insensitive(true).build(WORDS).unwrap();
+        ac.find_overlapping_iter(text).map(|m| m.range()).collect()
+    }
+
+    #[test]
+    fn lines_after_edits_are_the_lines_find_gives() {
+        let parts = ["error", "ERR", "or", "\n", " ", "fail", "ed", "exit ", "status", "x", "é", "panic", "could not"];
+        let withs = ["", "[REDACTED:x]", "error", "\n", "or", "e", "panic\nok", "\u{200b}"];
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for _ in 0..3000 {
+            let src: String = (0..next(40)).map(|_| parts[next(parts.len())]).collect();
+            let bounds: Vec<usize> = (0..=src.len()).filter(|&i| src.is_char_boundary(i)).collect();
+            let mut at: Vec<usize> = (0..next(8)).map(|_| bounds[next(bounds.len())]).collect();
+            at.sort_unstable();
+            // Pairs of positions, sorted, as replacements; an empty source
+            // span is an insertion.
+            let edits: Vec<edits::Edit> = at
+                .chunks_exact(2)
+                .map(|p| edits::Edit { start: p[0], end: p[1], with: withs[next(withs.len())].to_string() })
+                .collect();
+            let (text, map) = edits::apply(&src, &edits);
+            assert_eq!(lines_after_edits(&text, &every_word(&src), &map), find(&text), "{src:?} {edits:?}");
+        }
+    }
 
     #[test]
     fn finds_and_excerpts() {

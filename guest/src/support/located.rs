@@ -78,6 +78,9 @@ pub(crate) struct Located {
     pub base: Base,
     /// The middle a host drained, if it did.
     pub hole: Option<Hole>,
+    /// Where the decoded text's error words are, as the redaction found
+    /// them (see [`crate::strategies::error_lines::Known`]).
+    pub error_words: Option<Vec<std::ops::Range<usize>>>,
 }
 
 impl Located {

@@ -94,6 +94,12 @@ impl OffsetMap {
         lo
     }
 
+    /// Each replacement as its output span and the source span it
+    /// replaced, in order.
+    pub fn segments(&self) -> impl Iterator<Item = (std::ops::Range<usize>, std::ops::Range<usize>)> + '_ {
+        self.segs.iter().map(|s| (s.out_start..s.out_end, s.src_start..s.src_end))
+    }
+
     /// The replacement strictly containing output offset `off`, if any, as
     /// its output span: a cut there would split a replacement string.
     pub fn enclosing(&self, off: usize) -> Option<(usize, usize)> {

@@ -41,6 +41,11 @@ pub struct Redacted {
     pub defanged: u32,
     /// What was replaced, in input positions.
     pub spans: Vec<Span>,
+    /// Where the error words of [`crate::support::error_words`] occur in
+    /// the input, found by the scan's keyword pass (in no particular
+    /// order); `None` when the pass ran on a view of it (see
+    /// [`Self::spans_and_error_words`]).
+    pub error_words: Option<Vec<std::ops::Range<usize>>>,
 }
 
 impl<'p> Pass<'p> {
@@ -131,7 +136,7 @@ impl<'p> Pass<'p> {
     /// there into two replacements, so the drained middle sits between
     /// them and every position on either side maps back to its own side.
     pub fn redact_joined(&self, text: &str, join: Option<usize>, defang: bool, counts: &mut Counts) -> Redacted {
-        let mut spans = self.spans(text);
+        let (mut spans, error_words) = self.spans_and_error_words(text);
         if let Some(at) = join {
             if let Some(i) = spans.iter().position(|s| s.start < at && at < s.end) {
                 let tail = Span { start: at, ..spans[i].clone() };
@@ -149,7 +154,7 @@ impl<'p> Pass<'p> {
             list.sort_by_key(|e: &Edit| e.start);
         }
         let (text, map) = edits::apply(text, &list);
-        Redacted { text, map, defanged, spans }
+        Redacted { text, map, defanged, spans, error_words }
     }
 
     /// [`Self::redact`] without defanging, keeping the text only.

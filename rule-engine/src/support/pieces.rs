@@ -28,10 +28,15 @@
 //! tiktoken would split it with fancy-regex again. `O(n²)` in the piece's
 //! length, as tiktoken's is; the tokenizer's chunks bound it.
 //!
-//! **Cost.** The table holds each token's bytes once, in one buffer, and
-//! 4-byte ranks in a `hashbrown` table: about 3.4 MiB for o200k, built
+//! **Cost.** A token of one or two bytes has its rank in a direct table
+//! (256 KiB, of which a log reads a few pages); the others are 8-byte
+//! entries in a `hashbrown` table that hold a token of up to four bytes
+//! whole, and for a longer one where its bytes are in one buffer; built
 //! with the tokenizer's own tables (snapshotted at build time for o200k).
-//! A piece costs one DFA scan over it and one hash lookup.
+//! A piece costs one DFA scan over it and one
+//! lookup: at most two reads in megabytes of table for most pieces, where
+//! an entry that held only a rank took four (`docs/benchmarks.md`,
+//! session 38).
 
 use std::hash::BuildHasher;
 use std::sync::OnceLock;
@@ -57,12 +62,81 @@ const CL100K_PLAIN: &str =
 /// The split pattern and token table of one encoding.
 pub struct Pieces {
     re: Regex,
-    /// Every token's bytes, by rank: rank `r` is `bytes[starts[r]..starts[r + 1]]`
-    /// (empty for a rank that is not an ordinary token).
+    /// The bytes of every token longer than [`INLINE`] bytes, one after
+    /// another.
     bytes: Vec<u8>,
-    starts: Vec<u32>,
-    /// Ordinary ranks, found by their bytes.
-    table: HashTable<Rank>,
+    /// Ordinary tokens of three bytes or more, found by their bytes.
+    table: HashTable<Entry>,
+    /// The rank + 1 of each one- and two-byte token, by its bytes (`b` at
+    /// `b`, `b0 b1` at 256 + `b0 << 8 | b1`), 0 for none. Most pieces of a
+    /// log are that short (a digit, a `-`): one read in a table whose
+    /// used part stays in the cache.
+    short: Box<[u32]>,
+}
+
+/// Tokens this long or shorter keep their bytes in their [`Entry`].
+const INLINE: usize = 4;
+
+/// A token of the table, in one word: its bytes when it has at most
+/// [`INLINE`] (little-endian, in the low 32 bits), else where they start in
+/// [`Pieces::bytes`]; its rank (bits 32 to 55) and length (the top 8 bits).
+/// A short piece is then found with two memory reads (the table's control
+/// bytes and the entry), where a rank that pointed into a table of
+/// offsets, then into the bytes, took four: the table is megabytes, and
+/// each read a likely cache miss.
+#[derive(Clone, Copy)]
+struct Entry(u64);
+
+impl Entry {
+    fn new(rank: Rank, len: usize, payload: u32) -> Option<Self> {
+        (rank < 1 << 24 && len < 1 << 8).then(|| Entry(u64::from(payload) | u64::from(rank) << 32 | (len as u64) << 56))
+    }
+    fn len(self) -> usize {
+        (self.0 >> 56) as usize
+    }
+    fn rank(self) -> Rank {
+        (self.0 >> 32) as Rank & 0xFF_FFFF
+    }
+    fn payload(self) -> u32 {
+        self.0 as u32
+    }
+    /// Its bytes; `long` is [`Pieces::bytes`].
+    fn bytes(self, long: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+        if self.len() <= INLINE {
+            std::borrow::Cow::Owned(self.payload().to_le_bytes()[..self.len()].to_vec())
+        } else {
+            std::borrow::Cow::Borrowed(&long[self.payload() as usize..][..self.len()])
+        }
+    }
+}
+
+/// Where a one- or two-byte token's rank is in [`Pieces::short`].
+fn short_index(b: &[u8]) -> Option<usize> {
+    match *b {
+        [x] => Some(usize::from(x)),
+        [x, y] => Some(256 + (usize::from(x) << 8 | usize::from(y))),
+        _ => None,
+    }
+}
+
+/// The bytes of a piece of at most [`INLINE`] bytes, as an [`Entry`] holds
+/// them.
+fn inline_bytes(b: &[u8]) -> u32 {
+    b.iter().rev().fold(0, |w, &x| w << 8 | u32::from(x))
+}
+
+/// The table's hash of a token's bytes: a multiply for the short ones
+/// that most pieces are, FxHash for the rest.
+fn hash_bytes(b: &[u8]) -> u64 {
+    if b.len() <= 7 {
+        let w = b.iter().rev().fold(b.len() as u64, |w, &x| w << 8 | u64::from(x));
+        let x = w.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        // hashbrown reads the top bits and the bottom ones: fold the
+        // well-mixed top half down.
+        x ^ x >> 32
+    } else {
+        FxBuildHasher.hash_one(b)
+    }
 }
 
 /// Ranks of an encoding, special tokens included: every rank below this
@@ -104,33 +178,33 @@ impl Pieces {
     fn build(enc: Encoding, bpe: &CoreBPE) -> Option<Self> {
         let re = Regex::new(&plain_pattern(enc)?).ok()?;
         let specials = bpe.special_tokens();
+        // Made at their full size first: the pre-initialised component's
+        // snapshot keeps every heap byte written, freed or not, so nothing
+        // here grows by copying or goes through a list on the way.
         let end = rank_end(enc);
         let mut bytes = Vec::with_capacity(end as usize * 8);
-        let mut starts = Vec::with_capacity(end as usize + 1);
-        let mut ranks = Vec::with_capacity(end as usize);
+        let mut table = HashTable::with_capacity(end as usize);
+        let mut short = vec![0u32; 256 + (1 << 16)].into_boxed_slice();
         for r in 0..end {
-            starts.push(u32::try_from(bytes.len()).ok()?);
             let Ok(b) = bpe.decode_bytes(&[r]) else { continue };
             if std::str::from_utf8(&b).is_ok_and(|s| specials.contains(s)) {
                 continue;
             }
-            bytes.extend_from_slice(&b);
-            ranks.push(r);
+            if let Some(i) = short_index(&b) {
+                short[i] = r.checked_add(1)?;
+                continue;
+            }
+            let payload = if b.len() <= INLINE {
+                inline_bytes(&b)
+            } else {
+                let at = u32::try_from(bytes.len()).ok()?;
+                bytes.extend_from_slice(&b);
+                at
+            };
+            let e = Entry::new(r, b.len(), payload)?;
+            table.insert_unique(hash_bytes(&b), e, |e| hash_bytes(&e.bytes(&bytes)));
         }
-        starts.push(u32::try_from(bytes.len()).ok()?);
-        let mut p = Pieces { re, bytes, starts, table: HashTable::with_capacity(ranks.len()) };
-        for r in ranks {
-            let h = FxBuildHasher.hash_one(p.token(r));
-            let Pieces { table, bytes, starts, .. } = &mut p;
-            table.insert_unique(h, r, |&x| {
-                FxBuildHasher.hash_one(&bytes[starts[x as usize] as usize..starts[x as usize + 1] as usize])
-            });
-        }
-        Some(p)
-    }
-
-    fn token(&self, r: Rank) -> &[u8] {
-        &self.bytes[self.starts[r as usize] as usize..self.starts[r as usize + 1] as usize]
+        Some(Pieces { re, bytes, table, short })
     }
 
     /// The tokens of `text`, as `bpe.encode_ordinary(text)` gives them.
@@ -165,8 +239,24 @@ impl Pieces {
 
     /// The rank of the token whose bytes are `b`, if one is.
     fn rank(&self, b: &[u8]) -> Option<Rank> {
-        let h = FxBuildHasher.hash_one(b);
-        self.table.find(h, |&r| self.token(r) == b).copied()
+        if let Some(i) = short_index(b) {
+            return self.short[i].checked_sub(1);
+        }
+        let h = hash_bytes(b);
+        let e = if b.len() <= INLINE {
+            let w = inline_bytes(b);
+            self.table.find(h, |e| e.len() == b.len() && e.payload() == w)
+        } else {
+            // Compared without `memcmp`, which in wasm is a call that goes
+            // a byte at a time.
+            // (An entry of this length holds an offset: `b` is longer than
+            // an inline token.)
+            self.table.find(h, |e| {
+                e.len() == b.len()
+                    && self.bytes[e.payload() as usize..][..b.len()].iter().zip(b).fold(0, |d, (x, y)| d | (x ^ y)) == 0
+            })
+        };
+        e.map(|e| e.rank())
     }
 
     /// Pushes the tokens of `piece` (see the module docs, "The merge");

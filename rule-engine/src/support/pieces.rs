@@ -33,10 +33,9 @@
 //! entries in a `hashbrown` table that hold a token of up to four bytes
 //! whole, and for a longer one where its bytes are in one buffer; built
 //! with the tokenizer's own tables (snapshotted at build time for o200k).
-//! A piece costs one DFA scan over it and one
-//! lookup: at most two reads in megabytes of table for most pieces, where
-//! an entry that held only a rank took four (`docs/benchmarks.md`,
-//! session 38).
+//! A piece costs one DFA scan over it and one lookup: at most two reads in
+//! megabytes of table for most pieces, where an entry that held only a rank
+//! took four (`docs/benchmarks.md`, session 38).
 
 use std::hash::BuildHasher;
 use std::sync::OnceLock;
@@ -48,6 +47,7 @@ use rustc_hash::FxBuildHasher;
 use tiktoken_rs::{CoreBPE, Rank};
 
 use crate::api::Encoding;
+use crate::support::text::same_bytes;
 
 /// The look-ahead alternative the plain pattern goes without.
 const LOOKAHEAD: &str = r"|\s+(?!\S)";
@@ -247,14 +247,9 @@ impl Pieces {
             let w = inline_bytes(b);
             self.table.find(h, |e| e.len() == b.len() && e.payload() == w)
         } else {
-            // Compared without `memcmp`, which in wasm is a call that goes
-            // a byte at a time.
-            // (An entry of this length holds an offset: `b` is longer than
-            // an inline token.)
-            self.table.find(h, |e| {
-                e.len() == b.len()
-                    && self.bytes[e.payload() as usize..][..b.len()].iter().zip(b).fold(0, |d, (x, y)| d | (x ^ y)) == 0
-            })
+            // An entry of this length holds an offset (`b` is longer than
+            // an inline token); compared without wasm's `memcmp` call.
+            self.table.find(h, |e| e.len() == b.len() && same_bytes(&self.bytes[e.payload() as usize..][..b.len()], b))
         };
         e.map(|e| e.rank())
     }

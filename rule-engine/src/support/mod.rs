@@ -11,6 +11,7 @@ pub mod error_words;
 pub mod pieces;
 pub mod regions;
 pub mod sniff;
+pub mod split_ascii;
 pub mod text;
 pub mod token_bound;
 pub mod tokenizer;

@@ -20,6 +20,12 @@
 //! the text, gives back its last character. The property test below holds
 //! this against tiktoken for both encodings.
 //!
+//! Most pieces are ASCII, and a DFA search per piece spends its time
+//! starting: [`split_ascii`] decides those pieces with a class table and
+//! a few loops, and leaves the DFA every piece it would have to read a
+//! non-ASCII byte for. A second property test checks, piece by piece,
+//! that it ends each piece where the DFA does.
+//!
 //! **The merge.** A piece that is one token (most are) is found in a hash
 //! table of every token's bytes. Any other piece is byte-pair merged over
 //! that table by tiktoken's rule: of the adjacent parts, the pair whose
@@ -47,6 +53,7 @@ use rustc_hash::FxBuildHasher;
 use tiktoken_rs::{CoreBPE, Rank};
 
 use crate::api::Encoding;
+use crate::support::split_ascii;
 use crate::support::text::same_bytes;
 
 /// The look-ahead alternative the plain pattern goes without.
@@ -61,6 +68,7 @@ const CL100K_PLAIN: &str =
 
 /// The split pattern and token table of one encoding.
 pub struct Pieces {
+    enc: Encoding,
     re: Regex,
     /// The bytes of every token longer than [`INLINE`] bytes, one after
     /// another.
@@ -204,7 +212,7 @@ impl Pieces {
             let e = Entry::new(r, b.len(), payload)?;
             table.insert_unique(hash_bytes(&b), e, |e| hash_bytes(&e.bytes(&bytes)));
         }
-        Some(Pieces { re, bytes, table, short })
+        Some(Pieces { enc, re, bytes, table, short })
     }
 
     /// The tokens of `text`, as `bpe.encode_ordinary(text)` gives them.
@@ -212,17 +220,18 @@ impl Pieces {
         let mut out = Vec::with_capacity(text.len() / 3);
         let mut at = 0;
         while at < text.len() {
-            let input = Input::new(text).range(at..).anchored(Anchored::Yes);
-            let end = match self.re.search_half(&input) {
-                Some(m) if m.offset() > at => m.offset(),
-                // Every character starts a piece; should one not, tiktoken
-                // takes the rest as it would have.
-                _ => {
-                    out.extend(bpe.encode_ordinary(&text[at..]));
-                    return out;
-                }
+            let end = match split_ascii::piece_end(self.enc, text.as_bytes(), at) {
+                Some(end) => end,
+                None => match self.search(text, at) {
+                    Some(end) => end,
+                    // Every character starts a piece; should one not,
+                    // tiktoken takes the rest as it would have.
+                    None => {
+                        out.extend(bpe.encode_ordinary(&text[at..]));
+                        return out;
+                    }
+                },
             };
-            let end = if end < text.len() { spaces_give_back(&text[at..end]).map_or(end, |k| at + k) } else { end };
             let piece = &text[at..end];
             match self.rank(piece.as_bytes()) {
                 Some(r) => out.push(r),
@@ -235,6 +244,14 @@ impl Pieces {
             at = end;
         }
         out
+    }
+
+    /// Where the piece that starts at `at` ends, by the plain pattern's
+    /// DFA and the look-ahead's rule (for text [`split_ascii`] leaves).
+    fn search(&self, text: &str, at: usize) -> Option<usize> {
+        let input = Input::new(text).range(at..).anchored(Anchored::Yes);
+        let end = self.re.search_half(&input).map(|m| m.offset()).filter(|&e| e > at)?;
+        Some(if end < text.len() { spaces_give_back(&text[at..end]).map_or(end, |k| at + k) } else { end })
     }
 
     /// The rank of the token whose bytes are `b`, if one is.
@@ -354,6 +371,10 @@ mod tests {
             " ",
             "\u{85}  x",
             "  \u{1F600}  ",
+            "x\n    ",
+            "x\n\t\t",
+            "a \n \n  ",
+            "it's it'\u{17f} IT'\u{17f}",
         ];
         for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
             for c in cases {
@@ -424,15 +445,56 @@ mod tests {
         let atoms = prop::sample::select(vec![
             " ", "  ", "\t", "\n", "\r\n", "\r", "\u{a0}", "\u{3000}", "\u{2028}", "\u{85}", "\u{b}", "\u{c}", "a",
             "Z", "hello", "World", "'s", "'LL", "'t", "x'", "1", "12", "1234", "٣", "²", "!", "...", "//", "/", "{",
-            "é", "e\u{301}", "\u{301}", "日本", "😀", "_", "-", "\u{200b}",
+            "é", "e\u{301}", "\u{301}", "日本", "😀", "_", "-", "\u{200b}", "'re", "'Ve", "'d", "'M", "'", "ABC",
+            "ABc", "aBC", "\u{17f}", "\u{212a}", "\u{1}", "\u{7f}", "/\n", "!/", "\t!", " x",
         ]);
         prop::collection::vec(atoms, 0..64).prop_map(|v| v.concat())
+    }
+
+    /// Mostly ASCII a character at a time, for the split without a regex
+    /// (`split_ascii`): every ASCII byte, the letters of contractions, and
+    /// now and then a character it must leave to the DFA.
+    fn ascii_texts() -> impl Strategy<Value = String> {
+        let c = prop_oneof![
+            4 => (0x20u8..0x7f).prop_map(char::from),
+            2 => prop::sample::select(vec!['\'', 's', 'S', 'r', 'E', 'v', 'l', 'L', 'd', 'm', 't', ' ', 'A', '7', '/']),
+            2 => prop::sample::select(vec!['\t', '\n', '\r', '\u{b}', '\u{c}', '\0', '\u{1f}', '\u{7f}']),
+            1 => prop::sample::select(vec!['é', 'ſ', '\u{212a}', '\u{a0}', '\u{2028}', '٣', '😀', '\u{301}', '—']),
+        ];
+        prop::collection::vec(c, 0..200).prop_map(|v| v.into_iter().collect())
     }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
         #[test]
         fn same_tokens_as_tiktoken(s in texts()) {
+            for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+                let b = bpe(enc);
+                let p = Pieces::get(enc, b).expect("the patterns have the shape");
+                prop_assert_eq!(p.encode(b, &s), b.encode_ordinary(&s), "{:?}", enc);
+            }
+        }
+
+        /// The split itself, piece by piece (equal tokens could hide a
+        /// different split): wherever `split_ascii` decides a piece, it
+        /// ends where the DFA and the look-ahead's rule end it.
+        #[test]
+        fn ascii_pieces_end_where_the_dfa_ends_them(s in ascii_texts()) {
+            for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+                let p = Pieces::get(enc, bpe(enc)).expect("the patterns have the shape");
+                let mut at = 0;
+                while let Some(end) = p.search(&s, at) {
+                    if let Some(e) = split_ascii::piece_end(enc, s.as_bytes(), at) {
+                        prop_assert_eq!(e, end, "{:?} at {}", enc, at);
+                    }
+                    at = end;
+                }
+                prop_assert_eq!(at, s.len());
+            }
+        }
+
+        #[test]
+        fn mostly_ascii_tokenizes_the_same(s in ascii_texts()) {
             for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
                 let b = bpe(enc);
                 let p = Pieces::get(enc, b).expect("the patterns have the shape");

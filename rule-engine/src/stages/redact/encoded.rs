@@ -315,6 +315,41 @@ mod tests {
         d.contains("ghp_").then(|| "github-token".to_string())
     }
 
+    /// The tokens by their definition: split at delimiters, those with an
+    /// escape or a 16+ base64 run with both letter cases.
+    fn candidates_by_definition(b: &[u8]) -> Vec<std::ops::Range<usize>> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        for end in (0..=b.len()).filter(|&i| i == b.len() || CLASS[b[i] as usize] & DELIM != 0) {
+            let tok = &b[start..end];
+            let run_with_both = tok.split(|&x| CLASS[x as usize] & B64 == 0).any(|r| {
+                let all = r.iter().fold(0, |a, &x| a | CLASS[x as usize]);
+                r.len() >= MIN_RUN && all & (UPPER | LOWER) == UPPER | LOWER
+            });
+            if tok.iter().any(|&x| CLASS[x as usize] & ESCAPE != 0) || run_with_both {
+                out.push(start..end);
+            }
+            start = end + 1;
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        #[test]
+        fn candidates_are_the_tokens_that_can_hold_one(
+            v in proptest::collection::vec(proptest::sample::select(vec![
+                "a", "Z", "q9", "AbCdEfGh", "abcdefgh", "ABCDEFGH", "0123", "+/", "-_", "=", " ", "\n", "\"", ",", "{",
+                "%", "\\", ".", ":", "é", "x", "Q",
+            ]), 0..80)
+        ) {
+            let s = v.concat();
+            let mut c = Candidates::new(s.as_bytes());
+            let got: Vec<_> = std::iter::from_fn(|| c.next()).collect();
+            proptest::prop_assert_eq!(got, candidates_by_definition(s.as_bytes()));
+        }
+    }
+
     #[test]
     fn base64_percent_and_escapes() {
         let tok = "ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M";

@@ -6,7 +6,7 @@
 //! where keywords can begin runs in front of it ([`super::starts`]): the
 //! automaton walks from those positions only. Texts of
 //! [`super::DFA_MIN_TEXT`] bytes and more take a DFA, one transition per
-//! byte.
+//! byte, searched in four lanes at once ([`super::lanes`]).
 //!
 //! Building it for the default rules' ~500 keywords allocates about half a
 //! MiB at its peak, and in a component instance those pages stay dirty:
@@ -27,29 +27,27 @@ use std::cell::RefCell;
 use std::iter::Peekable;
 use std::sync::OnceLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, Match, MatchKind, PatternID};
+use aho_corasick::dfa::DFA;
+#[cfg(test)]
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
+use aho_corasick::{Match, MatchKind, PatternID, StartKind};
 
+use super::lanes;
 use super::starts::Starts;
 use crate::support::text::{ceil_boundary, floor_boundary, same_bytes};
 
-/// The keyword automaton: ASCII case-insensitive, overlapping matches.
-///
-/// The states of the first two levels are dense (aho-corasick's default:
-/// three). Measured in session 15, when every tenant's instance built the
-/// automaton of all its keywords (the pages its build touches stay dirty):
-/// for the default rules' 378 keywords, natively, depth 2 held 111 KiB and
-/// peaked at 458 KiB while building, depth 3 203 and 827 KiB; in wasm depth
-/// 2 searched as fast, and 1 000 tenants took 92 MiB less. Depth 1 would
-/// have saved 250 MiB but cost 5–8 % of a small call (docs/benchmarks.md).
+/// The crate's own automaton of `patterns`, with the keyword pass's
+/// settings (ASCII case-insensitive, overlapping matches): the reference
+/// that tests hold [`Starts`] and [`lanes`] to.
+#[cfg(test)]
 pub(super) fn keyword_automaton<P: AsRef<[u8]>>(
     patterns: impl IntoIterator<Item = P>,
     kind: AhoCorasickKind,
 ) -> Result<AhoCorasick, aho_corasick::BuildError> {
-    AhoCorasickBuilder::new()
+    aho_corasick::AhoCorasickBuilder::new()
         .ascii_case_insensitive(true)
         .match_kind(MatchKind::Standard)
         .kind(Some(kind))
-        .dense_depth(2)
         .build(patterns)
 }
 
@@ -87,6 +85,12 @@ fn shared() -> Option<&'static Shared> {
         .as_ref()
 }
 
+/// The shared keywords, in the order of their ids.
+#[cfg(test)]
+pub(super) fn shared_words() -> Vec<&'static str> {
+    shared().expect("the default keywords build").lines.lines().collect()
+}
+
 /// The shared keywords as a DFA, for texts of [`DFA_MIN_TEXT`] bytes and
 /// more (about three times the NFA's speed in wasm). Built on first use,
 /// and in the pre-initialised component at build time ([`warm`]): building
@@ -96,9 +100,20 @@ fn shared() -> Option<&'static Shared> {
 /// reads its pages from the shared image, and only scans of long texts do.
 ///
 /// [`DFA_MIN_TEXT`]: super::DFA_MIN_TEXT
-fn shared_dfa() -> Option<&'static AhoCorasick> {
-    static DFA: OnceLock<Option<AhoCorasick>> = OnceLock::new();
-    DFA.get_or_init(|| shared().and_then(|s| keyword_automaton(s.lines.lines(), AhoCorasickKind::DFA).ok())).as_ref()
+fn shared_dfa() -> Option<&'static DFA> {
+    static DFA: OnceLock<Option<DFA>> = OnceLock::new();
+    DFA.get_or_init(|| shared().and_then(|s| keyword_dfa(s.lines.lines()).ok())).as_ref()
+}
+
+/// The keyword automaton as a DFA, for [`lanes::hits`]: unanchored, and
+/// without the crate's prefilter (the lanes' search does not use it).
+fn keyword_dfa<P: AsRef<[u8]>>(patterns: impl IntoIterator<Item = P>) -> Result<DFA, aho_corasick::BuildError> {
+    DFA::builder()
+        .ascii_case_insensitive(true)
+        .match_kind(MatchKind::Standard)
+        .start_kind(StartKind::Unanchored)
+        .prefilter(false)
+        .build(patterns)
 }
 
 /// Builds the shared automata now: the component's build-time
@@ -113,7 +128,7 @@ pub(super) enum Keywords {
     /// One automaton over the pack's keywords, with their own ids; the
     /// keywords, and their DFA built on the pack's first long text (see
     /// [`Keywords::hits_long`]).
-    Own { automaton: Starts, patterns: Vec<String>, dfa: OnceLock<Option<AhoCorasick>> },
+    Own { automaton: Starts, patterns: Vec<String>, dfa: OnceLock<Option<Box<DFA>>> },
     /// The shared automaton (its pattern ids come first) and one over the
     /// pack's other keywords (ids from the shared list's length on).
     Shared { shared: &'static Shared, extra: Option<Starts> },
@@ -249,14 +264,17 @@ impl Keywords {
     /// long text. Without a DFA, the NFA's hits.
     pub(super) fn hits_long<'t>(&'t self, text: &'t str) -> Box<dyn Iterator<Item = Match> + 't> {
         match self {
-            Keywords::Own { patterns, dfa, .. } => {
-                match dfa.get_or_init(|| keyword_automaton(patterns, AhoCorasickKind::DFA).ok()) {
-                    Some(dfa) => Box::new(dfa.find_overlapping_iter(text)),
+            Keywords::Own { automaton, patterns, dfa } => {
+                match dfa.get_or_init(|| keyword_dfa(patterns).ok().map(Box::new)) {
+                    Some(dfa) => Box::new(lanes::hits(dfa, text.as_bytes(), automaton.longest()).into_iter()),
                     None => self.hits(text),
                 }
             }
             Keywords::Shared { shared, extra } => match shared_dfa() {
-                Some(dfa) => with_extra(dfa.find_overlapping_iter(text), shared.len, extra.as_ref(), text),
+                Some(dfa) => {
+                    let first = lanes::hits(dfa, text.as_bytes(), shared.automaton.longest());
+                    with_extra(first.into_iter(), shared.len, extra.as_ref(), text)
+                }
                 None => self.hits(text),
             },
         }

@@ -6,8 +6,8 @@
 //!    text finds every keyword of every rule: O(n + hits). The automaton is
 //!    a contiguous NFA, walked anchored from the positions where a hashed
 //!    filter of the keywords' first bytes says one may begin ([`starts`]);
-//!    texts of [`DFA_MIN_TEXT`] bytes and more use a DFA
-//!    of the same keywords (as fast on logs, faster on secret-dense text): for the
+//!    texts of [`DFA_MIN_TEXT`] bytes and more use a DFA of the same
+//!    keywords, searched in four lanes at once ([`lanes`]): for the
 //!    default rules' keywords one DFA in the pre-initialised component's
 //!    snapshot, shared by every instance; for a pack that builds its own
 //!    automaton, one built per instance on its first long text.
@@ -89,6 +89,7 @@
 pub mod analysis;
 pub mod encoded;
 pub mod keywords;
+pub mod lanes;
 pub mod pass;
 pub mod pii;
 pub mod propagate;

@@ -59,7 +59,9 @@ pub(super) fn hits(dfa: &DFA, text: &[u8], longest: usize) -> Vec<Match> {
             sd = dfa.next_state(Anchored::No, sd, w);
             if dfa.is_special(sa) | dfa.is_special(sb) | dfa.is_special(sc) | dfa.is_special(sd) {
                 for (l, s) in [sa, sb, sc, sd].into_iter().enumerate() {
-                    push(dfa, s, at[l] + i + 1, part[l], &mut out[l]);
+                    if dfa.is_match(s) {
+                        push(dfa, s, at[l] + i + 1, part[l], &mut out[l]);
+                    }
                 }
             }
         }

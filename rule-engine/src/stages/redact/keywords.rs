@@ -107,7 +107,9 @@ fn shared_dfa() -> Option<&'static DFA> {
 
 /// The keyword automaton as a DFA, for [`lanes::hits`]: unanchored, and
 /// without the crate's prefilter (the lanes' search does not use it).
-fn keyword_dfa<P: AsRef<[u8]>>(patterns: impl IntoIterator<Item = P>) -> Result<DFA, aho_corasick::BuildError> {
+pub(super) fn keyword_dfa<P: AsRef<[u8]>>(
+    patterns: impl IntoIterator<Item = P>,
+) -> Result<DFA, aho_corasick::BuildError> {
     DFA::builder()
         .ascii_case_insensitive(true)
         .match_kind(MatchKind::Standard)

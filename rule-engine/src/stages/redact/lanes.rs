@@ -6,9 +6,9 @@
 //! transition's table read needs the state the one before it read: the
 //! search runs at the latency of a read, not at the machine's throughput.
 //! The default keywords' DFA (1 503 keywords and error words) takes 4.3
-//! MiB (4 559 572 bytes), far more than the first two cache levels hold; in wasm its search
-//! of a log took ~6 ns a byte, a third of a 256 KiB `sanitize` call
-//! (docs/benchmarks.md, session 40).
+//! MiB (4 559 572 bytes), far more than the first two cache levels hold;
+//! in wasm its search of a log took ~6 ns a byte, a third of a 256 KiB
+//! `sanitize` call (docs/benchmarks.md, session 40).
 //!
 //! So a long text is cut into [`LANES`] parts, and one search runs in each,
 //! a transition of each lane in turn: the lanes' reads are independent and
@@ -97,19 +97,14 @@ fn push(dfa: &DFA, sid: StateID, end: usize, part: usize, out: &mut Vec<Match>) 
 
 #[cfg(test)]
 mod tests {
-    use super::super::keywords::keyword_automaton;
+    use super::super::keywords::{keyword_automaton, keyword_dfa};
     use super::*;
     use aho_corasick::AhoCorasickKind;
 
     /// The lanes' hits against the crate's own overlapping search, hit for
     /// hit and in order.
     fn same_hits(patterns: &[&str], texts: &[String]) {
-        let dfa = DFA::builder()
-            .ascii_case_insensitive(true)
-            .match_kind(aho_corasick::MatchKind::Standard)
-            .prefilter(false)
-            .build(patterns)
-            .unwrap();
+        let dfa = keyword_dfa(patterns).unwrap();
         let reference = keyword_automaton(patterns, AhoCorasickKind::ContiguousNFA).unwrap();
         let longest = patterns.iter().map(|p| p.len()).max().unwrap();
         for t in texts {

@@ -72,7 +72,7 @@ pub(super) fn hits(dfa: &DFA, text: &[u8], longest: usize) -> Vec<Match> {
         for &x in &text[at[l]..to[l]] {
             sid[l] = dfa.next_state(Anchored::No, sid[l], x);
             at[l] += 1;
-            if dfa.is_special(sid[l]) {
+            if dfa.is_match(sid[l]) {
                 push(dfa, sid[l], at[l], part[l], &mut out[l]);
             }
         }
@@ -82,11 +82,11 @@ pub(super) fn hits(dfa: &DFA, text: &[u8], longest: usize) -> Vec<Match> {
     all
 }
 
-/// The matches of state `sid`, reached at `end`, pushed to `out` if `end`
-/// is past `part`.
+/// The matches of match state `sid`, reached at `end`, pushed to `out` if
+/// `end` is past `part`.
 #[cold]
 fn push(dfa: &DFA, sid: StateID, end: usize, part: usize, out: &mut Vec<Match>) {
-    if end <= part || !dfa.is_match(sid) {
+    if end <= part {
         return;
     }
     for k in 0..dfa.match_len(sid) {

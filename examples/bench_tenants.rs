@@ -1,7 +1,11 @@
 //! Benchmark: many tenants on one host (`make bench` runs it).
 //!
-//! Builds and signs N tenant packs (default 1000), each the default rules
-//! plus one in-house rule, writes them to a directory, and opens a
+//! Builds and signs N tenant packs (default 1000), each one in-house rule
+//! as `pack build` builds a pack scoped to one tenant: its own rules, with
+//! the platform's floor (the default rules, from the default pack) under
+//! it; `--with-defaults` copies the default rules into each pack, as
+//! `pack build --with-defaults` does (and as every pack did before session
+//! 41). It writes them to a directory and opens a
 //! [`Registry`] over it. Then, per tenant, measures the latency from its
 //! verified file to its first result (verify, compile or load from the
 //! cache, instantiate pack and pipeline, first call), first with an empty
@@ -9,7 +13,7 @@
 //! with every tenant loaded, and its anonymous and proportional memory
 //! (`BENCH_SMAPS=PATH` also copies `/proc/self/smaps` there).
 //!
-//! Usage: `bench_tenants [N]`.
+//! Usage: `bench_tenants [N] [--with-defaults]`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -77,7 +81,9 @@ fn run(reg: &Registry, n: usize, label: &str) -> Vec<Duration> {
 }
 
 fn main() {
-    let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1000);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let n: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(1000);
+    let with_defaults = args.iter().any(|a| a == "--with-defaults");
     let dir = std::env::temp_dir().join(format!("rs-bench-tenants-{}", std::process::id()));
     let cache = dir.join("cache");
     let packs = dir.join("packs");
@@ -87,12 +93,14 @@ fn main() {
     let t = Instant::now();
     for i in 0..n {
         let rules = inputs::tenant_rules(i);
-        let rf = RulesFile::parse("bench.toml", &rules).unwrap().over_defaults().unwrap();
+        let rf = RulesFile::parse("bench.toml", &rules).unwrap();
+        let rf = if with_defaults { rf.over_defaults() } else { rf.on_floor() }.unwrap();
         let id = rf.identity(None, None, None).unwrap();
         let wasm = signing::sign(&pack_build::build(&rf, &id).unwrap(), &key, None, &[]).unwrap();
         std::fs::write(packs.join(format!("tenant-{i}.wasm")), wasm).unwrap();
     }
-    println!("built and signed {n} packs in {:.2?} ({:.2?} per pack)", t.elapsed(), t.elapsed() / n as u32);
+    let what = if with_defaults { "each with a copy of the default rules" } else { "on the platform's floor" };
+    println!("built and signed {n} packs ({what}) in {:.2?} ({:.2?} per pack)", t.elapsed(), t.elapsed() / n as u32);
 
     let rss0 = rss_mib();
     let s = Arc::new(Sanitizer::new(Limits::default()).unwrap());

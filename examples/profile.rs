@@ -22,6 +22,8 @@
 //! - `redact-clean KIB` / `redact-dense KIB`: native redaction, throughput;
 //! - `redact-file - N PATH`: native redaction of a file, N times (a log of
 //!   `tools/foreign-logs.sh`, say);
+//! - `redact-stream - N PATH`: the wasm host's `redact_stream` of a file
+//!   (the CLI's `redact --threads 1`, in process), N times;
 //! - `rule-costs - N PATH`: each default rule alone, natively, on a file, N
 //!   times: the 20 costliest rules (which rule a slow input pays for);
 //! - `compile - N`: compiling every regex of the default rule set natively, N times;
@@ -100,7 +102,7 @@ fn main() {
         "tenant" => {
             let s = Sanitizer::new(Limits::default()).expect("sanitizer");
             let rules = inputs::tenant_rules(0);
-            let rf = RulesFile::parse("tenant.toml", &rules).expect("rules").over_defaults().expect("defaults");
+            let rf = RulesFile::parse("tenant.toml", &rules).expect("rules").on_floor().expect("a tenant pack");
             let id = rf.identity(None, None, None).expect("identity");
             let wasm = result_sanitizer_pack_build::build(&rf, &id).expect("pack");
             let t = Instant::now();
@@ -184,6 +186,24 @@ fn main() {
                 "native redact of {path}: {spans} redactions, {:.0} MB/s",
                 data.len() as f64 / d.as_secs_f64() / 1e6
             );
+        }
+        "redact-stream" => {
+            let s = Sanitizer::new(Limits::default()).expect("sanitizer");
+            let path = args.get(4).expect("redact-stream - N PATH");
+            let data = std::fs::read(path).expect("a file");
+            let mut sink = Vec::with_capacity(data.len() + 1024);
+            let run = |sink: &mut Vec<u8>| {
+                sink.clear();
+                let mut o = result_sanitizer_host::io::StreamOptions::default();
+                result_sanitizer_host::io::redact_stream(&s, s.default_pack(), &data[..], sink, &mut o).expect("redact")
+            };
+            run(&mut sink);
+            let t = Instant::now();
+            for _ in 0..n {
+                run(&mut sink);
+            }
+            let d = per(t);
+            println!("wasm redact of {path}: {:?} per call, {:.0} MB/s", d, data.len() as f64 / d.as_secs_f64() / 1e6);
         }
         "rule-costs" => {
             let path = args.get(4).expect("rule-costs - N PATH");

@@ -27,7 +27,15 @@ pub(crate) enum PackCmd {
         /// Tenant scope, `*` for any (default: [pack].tenant).
         #[arg(long)]
         tenant: Option<String>,
-        /// Build from this file alone, without the default rules underneath.
+        /// Copy the default rules in. The default for a pack for any tenant
+        /// (`*`), which can stand as a platform's floor; a pack scoped to
+        /// one tenant holds its own rules, and the platform's floor (the
+        /// default rules unless the host is given a platform pack) runs
+        /// under it.
+        #[arg(long, conflicts_with = "no_defaults")]
+        with_defaults: bool,
+        /// Build from this file alone: no default rules, and none of the
+        /// checks against them (a default rule's id, `code_min_*`).
         #[arg(long)]
         no_defaults: bool,
         /// Output file.
@@ -89,10 +97,15 @@ pub(crate) enum PackCmd {
 
 pub(crate) fn pack_cmd(cmd: &PackCmd) -> Result<(), Error> {
     match cmd {
-        PackCmd::Build { rules, name, version, tenant, no_defaults, output } => {
+        PackCmd::Build { rules, name, version, tenant, with_defaults, no_defaults, output } => {
             let mut rf = parse_rules(std::slice::from_ref(rules))?;
-            if !no_defaults {
-                rf = rf.over_defaults().map_err(|e| Error::InvalidPack(e.to_string()))?;
+            let scope = rf.identity(name.as_deref(), version.as_deref(), tenant.as_deref()).map(|id| id.tenant);
+            let for_any = scope.as_deref().is_ok_and(|t| t == "*");
+            let invalid = |e: result_sanitizer_pack_build::RulesError| Error::InvalidPack(e.to_string());
+            if *with_defaults || (for_any && !no_defaults) {
+                rf = rf.over_defaults().map_err(invalid)?;
+            } else if !no_defaults {
+                rf = rf.on_floor().map_err(invalid)?;
             }
             let id = rf
                 .identity(name.as_deref(), version.as_deref(), tenant.as_deref())

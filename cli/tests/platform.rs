@@ -188,3 +188,65 @@ fn the_cli_signs_a_grant_and_serves_a_platform_pack() {
     assert_eq!(out["_meta"]["result-sanitizer/record"]["platform_name"], "platform");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `pack build` builds a pack scoped to one tenant on the platform's floor
+/// (its own rules) and a pack for any tenant, which can be a floor, over the
+/// default rules. Under the default floor a tenant's pack with the defaults
+/// copied in finds exactly what the same pack on the floor finds: the same
+/// text and record on every default rule's examples and counter-examples,
+/// each alone and all joined, under a shell tool and a file read.
+#[test]
+fn a_tenant_pack_on_the_floor_finds_what_one_with_the_defaults_copied_finds() {
+    let dir = std::env::temp_dir().join(format!("rs-platform-floor-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = |f: &str| dir.join(f).display().to_string();
+    let file = format!("[allowlist]\nstopwords = ['zzqplaceholder']\n{TENANT_RULES}");
+    std::fs::write(p("acme.toml"), &file).unwrap();
+    let rule_ids = |args: &[&str]| -> usize {
+        let built =
+            common::cli_with_stdin(&[&["pack", "build", &p("acme.toml"), "-o", &p("x.wasm")], args].concat(), b"");
+        assert!(built.status.success(), "{args:?}: {}", String::from_utf8_lossy(&built.stderr));
+        let o = common::cli_with_stdin(&["pack", "inspect", &p("x.wasm")], b"");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["rule_ids"].as_array().unwrap().len()
+    };
+    let defaults = RulesFile::defaults().unwrap();
+    let n = defaults.rules.len();
+    assert_eq!(rule_ids(&[]), 1, "scoped to acme: its own rule");
+    assert_eq!(rule_ids(&["--tenant", "*"]), n + 1, "for any tenant: over the defaults");
+    assert_eq!(rule_ids(&["--with-defaults"]), n + 1);
+    assert_eq!(rule_ids(&["--tenant", "*", "--no-defaults"]), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let s = common::sanitizer();
+    let key = SecretKey::generate();
+    let build = |rf: RulesFile| pack_build::build(&rf, &rf.identity(None, None, None).unwrap()).unwrap();
+    let on_floor = build(RulesFile::parse("acme.toml", &file).unwrap().on_floor().unwrap());
+    let copied = build(RulesFile::parse("acme.toml", &file).unwrap().over_defaults().unwrap());
+    assert!(on_floor.len() * 20 < copied.len(), "{} against {} bytes", on_floor.len(), copied.len());
+    let (on_floor, copied) = (load(s, &on_floor, &key, &[]), load(s, &copied, &key, &[]));
+    let mut texts: Vec<String> = defaults
+        .rules
+        .iter()
+        .flat_map(|r| {
+            let e = r.get_ref();
+            e.examples.iter().chain(&e.counter_examples).cloned().collect::<Vec<_>>()
+        })
+        .collect();
+    texts.extend([input(), "zzqplaceholder acme_0123456789abcdef0123456789abcdef".into()]);
+    texts.push(texts.join("\n"));
+    let mut redacted = 0;
+    for (i, t) in texts.iter().enumerate() {
+        for tool in ["x", "read_file"] {
+            let o = common::opts(tool);
+            let a = s.sanitize_with(&on_floor, t.as_bytes(), &o).unwrap();
+            let b = s.sanitize_with(&copied, t.as_bytes(), &o).unwrap();
+            // Text `i` of the list, not the text: the examples are secrets' shapes.
+            assert!(common::json(&a) == common::json(&b), "text {i} of {}, tool {tool}: outputs differ", texts.len());
+            redacted += usize::from(text(&a).contains("[REDACTED:"));
+        }
+    }
+    // Most examples are redacted: the floor ran.
+    assert!(redacted > texts.len(), "{redacted} of {} redacted", 2 * texts.len());
+}

@@ -277,6 +277,37 @@ fn one_pack_on_both_imports_is_one_layer() {
     }
 }
 
+/// The platform's pack answers `info`, `rules` and `has-detect` once; a
+/// later tenant's instance is made without an instance of it, unless it has
+/// `detect`: then every tenant's instance has one, and its `detect` runs for
+/// each. Three tenants in turn under a platform pack with code, and under one
+/// of data alone (the default pack).
+#[test]
+fn a_platform_packs_answers_serve_every_tenant_and_its_detect_runs_for_each() {
+    let core =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/wasm32-unknown-unknown/release/pack_template.wasm");
+    let core = std::fs::read(&core).expect("the pack template is built by `make build`");
+    let key = SecretKey::generate();
+    let head = "acme_live_ABCDEFGHIJKLMNOPQRSTUVWX";
+    let input = format!("live {head}{:08x}\naws AKIA{}\n", crc32(head.as_bytes()), "Z7QX4MBN2KT5WYHR");
+    for code in [true, false] {
+        let mut s = Sanitizer::new(Limits::default()).unwrap();
+        if code {
+            let wasm = s.wrap_pack_core(&core).unwrap();
+            s.set_platform_pack(Arc::new(s.load_pack_unverified(&wasm).unwrap()));
+        }
+        for (i, tenant) in ["t-one", "t-two", "t-three"].into_iter().enumerate() {
+            let wasm = signing::sign(&pack(tenant, &format!("x{i}")), &key, None, &[]).unwrap();
+            let p = s.load_pack(&wasm, &policy(&[&key]), Some(tenant), None).unwrap();
+            let out = s.sanitize_with(&p, input.as_bytes(), &common::opts("x")).unwrap();
+            let text = common::visible_text(&out, result_sanitizer_host::api::OutputFormat::Mcp);
+            let found = if code { "acme-live-token" } else { "aws-access-key-id" };
+            assert!(text.contains(&format!("[REDACTED:{found}]")), "{tenant}, code {code}: {text}");
+            assert_eq!(out.record.platform_name, if code { "acme-code" } else { "default" });
+        }
+    }
+}
+
 /// The embedded default pack's sha256, computed when the binary is built
 /// (its identity as a platform pack), is its bytes'.
 #[test]

@@ -19,11 +19,13 @@
 //! manifest grants (`may-relax`), and the platform's own `relax` is
 //! emptied (it has no one to relax for).
 
+use std::sync::Arc;
+
 use wasmtime::component::Linker;
 use wasmtime::error::Context as _;
 use wasmtime::StoreContextMut;
 
-use super::store::{Host, Which};
+use super::store::{Answers, Host, Which};
 use crate::bindings::pack::exports::result_sanitizer::core::rule_pack as pk;
 use crate::bindings::pack::Pack;
 use crate::error::Guest;
@@ -43,12 +45,23 @@ pub(super) fn define_pack_forwarders(linker: &mut Linker<Host>) -> wasmtime::Res
 fn define(linker: &mut Linker<Host>, interface: &str, which: Which) -> wasmtime::Result<()> {
     let mut inst = linker.instance(interface)?;
     inst.func_wrap("info", move |mut s: StoreContextMut<'_, Host>, (): ()| {
+        let answers = answers(&s, which);
+        if let Some(r) = answers.as_ref().and_then(|a| a.info.get()) {
+            return Ok((r.clone(),));
+        }
         let r = in_pack(&mut s, which, |s, p| p.result_sanitizer_core_rule_pack().call_info(s))?;
+        if let Some(a) = answers {
+            let _ = a.info.set(r.clone());
+        }
         Ok((r,))
     })?;
     inst.func_wrap("rules", move |mut s: StoreContextMut<'_, Host>, (): ()| {
         if stands_in_for_platform(&s, which) {
             return Ok((empty_layer(),));
+        }
+        let answers = answers(&s, which);
+        if let Some(r) = answers.as_ref().and_then(|a| a.rules.get()) {
+            return Ok((r.clone(),));
         }
         let mut r = in_pack(&mut s, which, |s, p| p.result_sanitizer_core_rule_pack().call_rules(s))?;
         let limit = s.data().limits.rule_set_bytes;
@@ -63,17 +76,30 @@ fn define(linker: &mut Linker<Host>, interface: &str, which: Which) -> wasmtime:
                 r.relax.retain(|id| grant.contains(id));
             }
         }
+        if let Some(a) = answers {
+            let _ = a.rules.set(r.clone());
+        }
         Ok((r,))
     })?;
     inst.func_wrap("has-detect", move |mut s: StoreContextMut<'_, Host>, (): ()| {
         if stands_in_for_platform(&s, which) {
             return Ok((false,));
         }
+        let answers = answers(&s, which);
+        if let Some(&r) = answers.as_ref().and_then(|a| a.has_detect.get()) {
+            return Ok((r,));
+        }
         let r = in_pack(&mut s, which, |s, p| p.result_sanitizer_core_rule_pack().call_has_detect(s))?;
+        if let Some(a) = answers {
+            let _ = a.has_detect.set(r);
+        }
         Ok((r,))
     })?;
     inst.func_wrap("detect", move |mut s: StoreContextMut<'_, Host>, (text,): (String,)| {
-        if stands_in_for_platform(&s, which) {
+        // A pack that said it has no `detect` is not asked (an instance
+        // made without one has no instance of it to ask).
+        let none = answers(&s, which).is_some_and(|a| a.has_detect.get() == Some(&false));
+        if stands_in_for_platform(&s, which) || none {
             return Ok((Vec::<pk::Finding>::new(),));
         }
         let r: Vec<pk::Finding> =
@@ -85,6 +111,15 @@ fn define(linker: &mut Linker<Host>, interface: &str, which: Which) -> wasmtime:
         Ok((r,))
     })?;
     Ok(())
+}
+
+/// The platform pack's kept answers, for the platform's import; `None`
+/// for the tenant's, whose pack is asked each time.
+fn answers(s: &StoreContextMut<'_, Host>, which: Which) -> Option<Arc<Answers>> {
+    match which {
+        Which::Platform => s.data().platform.as_ref().and_then(|l| l.answers.clone()),
+        Which::Tenant => None,
+    }
 }
 
 /// Whether this import is the tenant's of an instance whose one pack
@@ -155,7 +190,7 @@ fn in_pack<R>(
         Which::Platform => s.data().platform.as_ref(),
         Which::Tenant => s.data().tenant.as_ref(),
     };
-    let (pack, name) = linked.map(|l| (l.pack.clone(), l.name.clone())).context("no pack linked")?;
+    let (pack, name) = linked.and_then(|l| Some((l.pack.clone()?, l.name.clone()))).context("no pack linked")?;
     s.data_mut().pack_name = name;
     let outer = s.get_fuel()?;
     let pack_fuel = s.data().limits.pack_fuel;

@@ -18,7 +18,7 @@ use wasmtime::{Engine, Store};
 
 use super::classify::{classify, load_err};
 use super::forward::rule_set_bytes;
-use super::store::{new_host, ticks, Host, Live};
+use super::store::{new_host, ticks, Answers, Host, Live};
 use crate::bindings::pack::Pack;
 use crate::digest::sha256_hex;
 use crate::error::{Error, Guest, Result};
@@ -40,6 +40,8 @@ pub struct LoadedPack {
     /// Platform rule ids its platform-signed manifest lets it relax.
     pub(super) grant: std::sync::Arc<[String]>,
     pub(super) pool: Mutex<Vec<Live>>,
+    /// Its answers as the platform's pack (see [`Answers`]).
+    pub(super) answers: Arc<Answers>,
 }
 
 impl std::fmt::Debug for LoadedPack {
@@ -189,5 +191,12 @@ pub(super) fn prepare_pack(
     }
     let pack_linker: Linker<Host> = Linker::new(engine);
     let pre = pack_linker.instantiate_pre(&component).map_err(load_err("rule pack"))?;
-    Ok(LoadedPack { pre: Prepared { pre }, manifest, sha256, grant: Vec::new().into(), pool: Mutex::new(Vec::new()) })
+    Ok(LoadedPack {
+        pre: Prepared { pre },
+        manifest,
+        sha256,
+        grant: Vec::new().into(),
+        pool: Mutex::new(Vec::new()),
+        answers: Arc::default(),
+    })
 }

@@ -3,7 +3,9 @@
 //! A *live instance* is one `Store` holding the platform pack's instance,
 //! the tenant pack's (the same instance when the tenant pack is the
 //! platform's), and a pipeline instance whose `platform` and `rule-pack`
-//! imports forward to them. It is
+//! imports forward to them. Once the platform's pack has answered one
+//! instance, and if it has no `detect`, later ones are made without an
+//! instance of it ([`super::store::Answers`]). It is
 //! worth keeping, because the pipeline builds its tokenizer tables once per
 //! instance; so each [`LoadedPack`] keeps a few idle ones. A call takes one
 //! (or makes one), and gives it back only if the call succeeded: after any
@@ -46,11 +48,16 @@ impl Instances<'_> {
         let platform = self.platform;
         let tenant = self.instantiate_pack(&mut store, pack)?;
         let same = platform.sha256 == pack.sha256;
-        let platform_inst = if same { tenant.clone() } else { self.instantiate_pack(&mut store, platform)? };
+        let platform_inst = match same {
+            true => Some(tenant.clone()),
+            false if platform.answers.stand_in() => None,
+            false => Some(self.instantiate_pack(&mut store, platform)?),
+        };
         let data = store.data_mut();
         data.tenant_is_platform = same;
-        data.tenant = Some(Linked { pack: tenant, name: pack.manifest.name.clone() });
-        data.platform = Some(Linked { pack: platform_inst, name: platform.manifest.name.clone() });
+        data.tenant = Some(Linked { pack: Some(tenant), name: pack.manifest.name.clone(), answers: None });
+        let answers = Some(platform.answers.clone());
+        data.platform = Some(Linked { pack: platform_inst, name: platform.manifest.name.clone(), answers });
         data.grant = pack.grant.clone();
         store.set_fuel(self.limits.fuel).map_err(load_err("store"))?;
         let inst = self.pipeline_pre.instantiate(&mut store).map_err(|e| classify(e, &store, Guest::Pipeline))?;

@@ -13,19 +13,44 @@
 //! by one ticker thread per engine.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use wasmtime::Engine;
 
+use crate::bindings::pack::exports::result_sanitizer::core::rule_pack as pk;
 use crate::bindings::pack::Pack;
 use crate::bindings::pipeline::Pipeline;
 use crate::error::Guest;
 use crate::limits::{Limits, TICK};
 
-/// One pack instance the pipeline's imports forward to.
+/// One pack the pipeline's imports forward to: its instance in the store,
+/// if it has one, and (the platform's) its [`Answers`].
 pub(super) struct Linked {
-    pub(super) pack: Arc<Pack>,
+    pub(super) pack: Option<Arc<Pack>>,
     pub(super) name: String,
+    pub(super) answers: Option<Arc<Answers>>,
+}
+
+/// What the platform's pack answered the pipeline's `info`, `rules` (as
+/// forwarded: bounded, `relax` emptied) and `has-detect`, kept from the
+/// first live instance that asked. The pipeline asks once per instance,
+/// and a pack's answers are its constants; so once all three are known
+/// and the pack has no `detect`, a new live instance is made without an
+/// instance of the platform's pack, and these answer for it. With many
+/// tenants each live instance otherwise held one, its rule data resident:
+/// 256 KiB of the default pack per tenant (docs/benchmarks.md).
+#[derive(Default)]
+pub(super) struct Answers {
+    pub(super) info: OnceLock<pk::PackInfo>,
+    pub(super) rules: OnceLock<pk::RuleSet>,
+    pub(super) has_detect: OnceLock<bool>,
+}
+
+impl Answers {
+    /// Whether these answer every call the pipeline can make of the pack.
+    pub(super) fn stand_in(&self) -> bool {
+        self.info.get().is_some() && self.rules.get().is_some() && self.has_detect.get() == Some(&false)
+    }
 }
 
 /// Which of the pipeline's two pack imports a call is for.

@@ -159,15 +159,15 @@ impl Mapped {
 }
 
 impl Keywords {
-    /// The automata for a pack's `patterns` (lower-cased, each once): the
-    /// shared one when the pack carries at least half of its patterns.
-    pub(super) fn build(patterns: Vec<String>) -> Result<Mapped, aho_corasick::BuildError> {
+    /// The automata for a pack's `patterns` (lower-cased, each once;
+    /// `index` maps each to its place): the shared one when the pack
+    /// carries at least half of its patterns.
+    pub(super) fn build(patterns: &[&str], index: &FxHashMap<&str, usize>) -> Result<Mapped, aho_corasick::BuildError> {
         if let Some(s) = shared() {
-            let own: FxHashMap<&str, usize> = patterns.iter().enumerate().map(|(i, p)| (p.as_str(), i)).collect();
             let mut ids = vec![usize::MAX; patterns.len()];
             let mut known = 0;
             for (id, p) in s.lines.lines().enumerate() {
-                if let Some(&i) = own.get(p) {
+                if let Some(&i) = index.get(p) {
                     ids[i] = id;
                     known += 1;
                 }
@@ -176,15 +176,16 @@ impl Keywords {
                 let mut extra_patterns = Vec::new();
                 for (i, id) in ids.iter_mut().enumerate().filter(|(_, id)| **id == usize::MAX) {
                     *id = s.len + extra_patterns.len();
-                    extra_patterns.push(patterns[i].clone());
+                    extra_patterns.push(patterns[i]);
                 }
                 let extra = if extra_patterns.is_empty() { None } else { Some(Starts::build(&extra_patterns)?) };
                 let len = s.len + extra_patterns.len();
                 return Ok(Mapped { keywords: Keywords::Shared { shared: s, extra }, ids, len });
             }
         }
-        let automaton = Starts::build(&patterns)?;
+        let automaton = Starts::build(patterns)?;
         let (ids, len) = ((0..patterns.len()).collect(), patterns.len());
+        let patterns = patterns.iter().map(|p| p.to_string()).collect();
         Ok(Mapped { keywords: Keywords::Own { automaton, patterns, dfa: OnceLock::new() }, ids, len })
     }
 
@@ -343,6 +344,13 @@ impl<A: Iterator<Item = Match>, B: Iterator<Item = Match>> Iterator for ByEnd<A,
 mod tests {
     use super::*;
 
+    /// [`Keywords::build`] of `patterns` (each once), with their index.
+    fn build_of(patterns: &[String]) -> Mapped {
+        let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
+        let index = patterns.iter().enumerate().map(|(i, p)| (*p, i)).collect();
+        Keywords::build(&patterns, &index).unwrap()
+    }
+
     fn hits(k: &Keywords, all: &[String], text: &str) -> Vec<(String, usize, usize)> {
         k.hits(text).map(|m| (all[m.pattern().as_usize()].clone(), m.start(), m.end())).collect()
     }
@@ -357,7 +365,7 @@ mod tests {
         let mut patterns: Vec<String> = s.lines.lines().map(str::to_string).collect();
         patterns.push("acme_".into());
         patterns.push("ken=ab".into());
-        let mapped = Keywords::build(patterns.clone()).unwrap();
+        let mapped = build_of(&patterns);
         let automaton = Starts::build(&patterns).unwrap();
         let own = Keywords::Own { automaton, patterns: patterns.clone(), dfa: OnceLock::new() };
         let line = "ERROR token=ab acme_x1 password: é GITHUB_TOKEN ghp_x sk_live_q\n";
@@ -384,7 +392,7 @@ mod tests {
         let mut patterns: Vec<String> = s.lines.lines().rev().map(str::to_string).collect();
         patterns.push("acme_".into());
         patterns.push("ken=ab".into());
-        let mapped = Keywords::build(patterns.clone()).unwrap();
+        let mapped = build_of(&patterns);
         assert!(matches!(mapped.keywords, Keywords::Shared { extra: Some(_), .. }));
         let automaton = Starts::build(&patterns).unwrap();
         let own = Keywords::Own { automaton, patterns: patterns.clone(), dfa: OnceLock::new() };
@@ -422,7 +430,7 @@ mod tests {
 
     #[test]
     fn a_pack_of_few_keywords_builds_its_own() {
-        let mapped = Keywords::build(vec!["acme_".to_string(), "token".to_string()]).unwrap();
+        let mapped = build_of(&["acme_".to_string(), "token".to_string()]);
         assert!(matches!(mapped.keywords, Keywords::Own { .. }));
         assert_eq!(mapped.ids, vec![0, 1]);
     }

@@ -259,6 +259,58 @@ pub(super) enum Split {
     Parts(Regex, Regex),
 }
 
+/// The keyword automata of `rules` and the error words, with each
+/// keyword's rules and whether it is an error word, by the automata's ids.
+/// Keywords are numbered in the order first met, the rules' before the
+/// error words. The index borrows the rules' own keywords rather than
+/// copying each: compiling runs in every new instance, whose heap's peak
+/// stays resident.
+fn index_keywords(rules: &[CompiledRule]) -> Result<Indexed, String> {
+    // FxHash: SipHash over a thousand keywords was a visible part of a
+    // start-up. A pack's colliding keywords cost only its own call's fuel.
+    let mut index: rustc_hash::FxHashMap<&str, usize> = rustc_hash::FxHashMap::default();
+    index.reserve(rules.len() + crate::support::error_words::WORDS.len());
+    let mut patterns: Vec<&str> = Vec::new();
+    fn id_of<'a>(k: &'a str, index: &mut rustc_hash::FxHashMap<&'a str, usize>, patterns: &mut Vec<&'a str>) -> usize {
+        *index.entry(k).or_insert_with(|| {
+            patterns.push(k);
+            patterns.len() - 1
+        })
+    }
+    let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+    for (i, r) in rules.iter().enumerate() {
+        for k in &r.keywords {
+            let idx = id_of(k, &mut index, &mut patterns);
+            if idx == keyword_rules.len() {
+                keyword_rules.push(Vec::new());
+            }
+            keyword_rules[idx].push(i);
+        }
+    }
+    // The error words ride along in the same pass: a drain reads its
+    // error lines from it instead of a second pass over the middle.
+    let mut error_word = vec![false; keyword_rules.len()];
+    for w in crate::support::error_words::WORDS {
+        let idx = id_of(w, &mut index, &mut patterns);
+        if idx == keyword_rules.len() {
+            keyword_rules.push(Vec::new());
+            error_word.push(false);
+        }
+        error_word[idx] = true;
+    }
+    // Hits carry the automata's ids: the rules and error words move to them.
+    let mapped = Keywords::build(&patterns, &index).map_err(|e| format!("keywords: {e}"))?;
+    let (keyword_rules, error_word) = (mapped.remap(keyword_rules), mapped.remap(error_word));
+    Ok(Indexed { keywords: mapped.keywords, keyword_rules, error_word })
+}
+
+/// What [`index_keywords`] makes: fields of [`Ruleset`].
+struct Indexed {
+    keywords: Keywords,
+    keyword_rules: Vec<Vec<usize>>,
+    error_word: Vec<bool>,
+}
+
 impl Ruleset {
     /// Compiles a rule set; errors name the rule. The rules move out of
     /// `set` (its set-wide fields stay): an instance holds each rule's text
@@ -266,13 +318,7 @@ impl Ruleset {
     /// thousand tenants, each instance's heap counts).
     pub fn compile(set: &mut RuleSet) -> Result<Self, String> {
         let given = std::mem::take(&mut set.rules);
-        let mut rules = Vec::with_capacity(given.len());
-        // FxHash: compiling runs in every new instance, and SipHash over
-        // a thousand keywords was a visible part of a start-up. A pack's
-        // colliding keywords cost only its own call's fuel.
-        let mut kw_index: rustc_hash::FxHashMap<String, usize> = rustc_hash::FxHashMap::default();
-        kw_index.reserve(given.len() + crate::support::error_words::WORDS.len());
-        let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+        let mut rules: Vec<CompiledRule> = Vec::with_capacity(given.len());
         let mut unanchored = Vec::new();
         // The first rule of an id decides what its spans become: a
         // platform rule comes before any tenant rule of its id, so a tenant
@@ -301,19 +347,8 @@ impl Ruleset {
             }
             let mut keywords = r.keywords;
             keywords.iter_mut().for_each(|k| k.make_ascii_lowercase());
-            for k in &keywords {
-                if k.is_empty() {
-                    return Err(format!("rule `{}`: empty keyword", r.id));
-                }
-                let next = kw_index.len();
-                let idx = match kw_index.get(k.as_str()) {
-                    Some(&idx) => idx,
-                    None => *kw_index.entry(k.clone()).or_insert(next),
-                };
-                if idx == keyword_rules.len() {
-                    keyword_rules.push(Vec::new());
-                }
-                keyword_rules[idx].push(i);
+            if keywords.iter().any(String::is_empty) {
+                return Err(format!("rule `{}`: empty keyword", r.id));
             }
             let mut stopwords = r.stopwords;
             stopwords.iter_mut().for_each(|s| s.make_ascii_lowercase());
@@ -338,25 +373,7 @@ impl Ruleset {
                 stopwords,
             });
         }
-        // The error words ride along in the same pass: a drain reads its
-        // error lines from it instead of a second pass over the middle.
-        let mut error_word = vec![false; keyword_rules.len()];
-        for w in crate::support::error_words::WORDS {
-            let next = kw_index.len();
-            let idx = *kw_index.entry((*w).to_string()).or_insert(next);
-            if idx == keyword_rules.len() {
-                keyword_rules.push(Vec::new());
-                error_word.push(false);
-            }
-            error_word[idx] = true;
-        }
-        let mut patterns: Vec<(String, usize)> = kw_index.into_iter().collect();
-        patterns.sort_by_key(|(_, i)| *i);
-        let patterns: Vec<String> = patterns.into_iter().map(|(k, _)| k).collect();
-        // Hits carry the automata's ids: the rules and error words move to them.
-        let mapped = Keywords::build(patterns).map_err(|e| format!("keywords: {e}"))?;
-        let (keyword_rules, error_word) = (mapped.remap(keyword_rules), mapped.remap(error_word));
-        let keywords = mapped.keywords;
+        let Indexed { keywords, keyword_rules, error_word } = index_keywords(&rules)?;
         let global_allow = Lazy::new(set.allow_regexes.clone());
         let generic_allow = Lazy::new(set.generic.allow_regexes.clone());
         let code_shape = crate::pack_api::GenericValues { allow_regexes: Vec::new(), ..set.generic.clone() };

@@ -6,8 +6,6 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use result_sanitizer_host::api::OutputFormat;
 use result_sanitizer_host::signing::{self, SecretKey, TrustPolicy};
 use result_sanitizer_host::{LoadedPack, Sanitizer};
@@ -97,9 +95,7 @@ fn no_tenant_pack_weakens_the_platform_floor() {
 
 #[test]
 fn a_pack_with_code_only_still_gets_the_floor() {
-    let core =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/wasm32-unknown-unknown/release/pack_template.wasm");
-    let core = std::fs::read(&core).expect("the pack template is built by `make build`");
+    let core = common::pack_template_core();
     let s = common::sanitizer();
     let wasm = s.wrap_pack_core(&core).unwrap();
     let pack = load(s, &wasm, &SecretKey::generate(), &[]);

@@ -221,9 +221,7 @@ fn a_trap_in_one_tenants_pack_does_not_touch_another() {
 
 #[test]
 fn a_pack_with_code_from_the_rust_template() {
-    let core =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/wasm32-unknown-unknown/release/pack_template.wasm");
-    let core = std::fs::read(&core).expect("the pack template is built by `make build`");
+    let core = common::pack_template_core();
     let s = common::sanitizer();
     let wasm = s.wrap_pack_core(&core).unwrap();
     let m = Manifest::read(&wasm).unwrap().unwrap();
@@ -248,9 +246,7 @@ fn a_pack_with_code_from_the_rust_template() {
 /// code.
 #[test]
 fn one_pack_on_both_imports_is_one_layer() {
-    let core =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/wasm32-unknown-unknown/release/pack_template.wasm");
-    let core = std::fs::read(&core).expect("the pack template is built by `make build`");
+    let core = common::pack_template_core();
     let mut s = Sanitizer::new(Limits::default()).unwrap();
     let rf = RulesFile::defaults().unwrap();
     let rules = pack_build::build(&rf, &rf.identity(None, None, None).unwrap()).unwrap();
@@ -284,9 +280,7 @@ fn one_pack_on_both_imports_is_one_layer() {
 /// of data alone (the default pack).
 #[test]
 fn a_platform_packs_answers_serve_every_tenant_and_its_detect_runs_for_each() {
-    let core =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/wasm32-unknown-unknown/release/pack_template.wasm");
-    let core = std::fs::read(&core).expect("the pack template is built by `make build`");
+    let core = common::pack_template_core();
     let key = SecretKey::generate();
     let head = "acme_live_ABCDEFGHIJKLMNOPQRSTUVWX";
     let input = format!("live {head}{:08x}\naws AKIA{}\n", crc32(head.as_bytes()), "Z7QX4MBN2KT5WYHR");

@@ -120,3 +120,11 @@ pub fn cli_with_stdin(args: &[&str], stdin: &[u8]) -> std::process::Output {
     writer.join().unwrap();
     out
 }
+
+/// The pack template's core module (`examples/pack-template`), built for
+/// wasm by `make build`: a pack with `detect` code, for `wrap_pack_core`.
+pub fn pack_template_core() -> Vec<u8> {
+    let core = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../target/wasm32-unknown-unknown/release/pack_template.wasm");
+    std::fs::read(core).expect("the pack template is built by `make build`")
+}

@@ -149,9 +149,7 @@ fn a_platform_pack_of_its_own_is_the_floor() {
 /// user runs them.
 #[test]
 fn the_cli_signs_a_grant_and_serves_a_platform_pack() {
-    let dir = std::env::temp_dir().join(format!("rs-platform-cli-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::tmpdir("platform-cli");
     let p = |f: &str| dir.join(f).display().to_string();
     let run = |args: &[&str], stdin: &str| -> String {
         let o = common::cli_with_stdin(args, stdin.as_bytes());
@@ -193,9 +191,7 @@ fn the_cli_signs_a_grant_and_serves_a_platform_pack() {
 /// each alone and all joined, under a shell tool and a file read.
 #[test]
 fn a_tenant_pack_on_the_floor_finds_what_one_with_the_defaults_copied_finds() {
-    let dir = std::env::temp_dir().join(format!("rs-platform-floor-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::tmpdir("platform-floor");
     let p = |f: &str| dir.join(f).display().to_string();
     let file = format!("[allowlist]\nstopwords = ['zzqplaceholder']\n{TENANT_RULES}");
     std::fs::write(p("acme.toml"), &file).unwrap();

@@ -14,13 +14,6 @@ use result_sanitizer_host::{Error, Limits, Sanitizer};
 use result_sanitizer_pack_build::{self as pack_build, DetectCode, RulesFile};
 use wasm_encoder::{BlockType, Instruction as I};
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rs-tenants-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 fn rules_for(tenant: &str, token_prefix: &str) -> String {
     format!(
         "[pack]\nname = \"{tenant}\"\nversion = \"1.0.0\"\ntenant = \"{tenant}\"\n\n[[rules]]\nid = \"{tenant}-token\"\n\
@@ -136,8 +129,8 @@ fn several_trusted_keys_for_rotation() {
 #[test]
 fn registry_scopes_packs_caches_compiles_and_keeps_the_good_pack_on_a_bad_update() {
     let key = SecretKey::generate();
-    let dir = tmpdir("registry");
-    let cache = tmpdir("cache");
+    let dir = common::tmpdir("registry");
+    let cache = common::tmpdir("cache");
     std::fs::write(dir.join("acme.wasm"), signing::sign(&pack("acme", "acme"), &key, None, &[]).unwrap()).unwrap();
     std::fs::write(dir.join("globex.wasm"), signing::sign(&pack("globex", "globex"), &key, None, &[]).unwrap())
         .unwrap();
@@ -194,7 +187,7 @@ fn walk(d: &std::path::Path) -> Vec<PathBuf> {
 #[test]
 fn a_trap_in_one_tenants_pack_does_not_touch_another() {
     let key = SecretKey::generate();
-    let dir = tmpdir("isolation");
+    let dir = common::tmpdir("isolation");
     let rf = RulesFile::parse("h.toml", "[pack]\nname='spinner'\nversion='1'\ntenant='evil'\n").unwrap();
     let id = rf.identity(None, None, None).unwrap();
     let body = vec![I::Loop(BlockType::Empty), I::Br(0), I::End, I::Unreachable, I::End];

@@ -4,6 +4,7 @@
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
+use std::sync::OnceLock;
 
 use anyhow::{anyhow, Result};
 use serde::Deserialize;
@@ -459,15 +460,20 @@ impl RulesFile {
     /// to what it would be over the defaults: no id of a default rule, no
     /// code thresholds of its own (the platform's apply).
     pub fn on_floor(self) -> Result<Self, RulesError> {
-        // The ids alone: the files are the repository's, held to every
-        // check by its tests, and checking their examples again (what
-        // [`Self::defaults`] does) took most of a second per pack.
-        let mut ids = BTreeSet::new();
-        for (file, text) in DEFAULT_RULE_FILES {
-            let part =
-                toml::from_str::<RulesFile>(text).map_err(|e| RulesError { problems: vec![format!("{file}: {e}")] })?;
-            ids.extend(part.rules.into_iter().map(|r| r.into_inner().rule.id));
-        }
+        // The ids alone, read once per process: the files are the
+        // repository's, held to every check by its tests, and checking
+        // their examples again (what [`Self::defaults`] does) took most of
+        // a second per pack.
+        static IDS: OnceLock<Result<BTreeSet<String>, String>> = OnceLock::new();
+        let ids = IDS.get_or_init(|| {
+            let mut ids = BTreeSet::new();
+            for (file, text) in DEFAULT_RULE_FILES {
+                let part = toml::from_str::<RulesFile>(text).map_err(|e| format!("{file}: {e}"))?;
+                ids.extend(part.rules.into_iter().map(|r| r.into_inner().rule.id));
+            }
+            Ok(ids)
+        });
+        let ids = ids.as_ref().map_err(|e| RulesError { problems: vec![e.clone()] })?;
         self.check_over(ids.iter().map(String::as_str).collect())?;
         Ok(self)
     }

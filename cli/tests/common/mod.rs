@@ -128,3 +128,11 @@ pub fn pack_template_core() -> Vec<u8> {
         .join("../target/wasm32-unknown-unknown/release/pack_template.wasm");
     std::fs::read(core).expect("the pack template is built by `make build`")
 }
+
+/// A fresh, empty directory for test `name` of this process.
+pub fn tmpdir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("rs-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}

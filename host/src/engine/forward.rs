@@ -19,7 +19,7 @@
 //! manifest grants (`may-relax`), and the platform's own `relax` is
 //! emptied (it has no one to relax for).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use wasmtime::component::Linker;
 use wasmtime::error::Context as _;
@@ -46,13 +46,9 @@ fn define(linker: &mut Linker<Host>, interface: &str, which: Which) -> wasmtime:
     let mut inst = linker.instance(interface)?;
     inst.func_wrap("info", move |mut s: StoreContextMut<'_, Host>, (): ()| {
         let answers = answers(&s, which);
-        if let Some(r) = answers.as_ref().and_then(|a| a.info.get()) {
-            return Ok((r.clone(),));
-        }
-        let r = in_pack(&mut s, which, |s, p| p.result_sanitizer_core_rule_pack().call_info(s))?;
-        if let Some(a) = answers {
-            let _ = a.info.set(r.clone());
-        }
+        let r = kept(answers.as_ref().map(|a| &a.info), || {
+            in_pack(&mut s, which, |s, p| p.result_sanitizer_core_rule_pack().call_info(s))
+        })?;
         Ok((r,))
     })?;
     inst.func_wrap("rules", move |mut s: StoreContextMut<'_, Host>, (): ()| {
@@ -60,25 +56,7 @@ fn define(linker: &mut Linker<Host>, interface: &str, which: Which) -> wasmtime:
             return Ok((empty_layer(),));
         }
         let answers = answers(&s, which);
-        if let Some(r) = answers.as_ref().and_then(|a| a.rules.get()) {
-            return Ok((r.clone(),));
-        }
-        let mut r = in_pack(&mut s, which, |s, p| p.result_sanitizer_core_rule_pack().call_rules(s))?;
-        let limit = s.data().limits.rule_set_bytes;
-        let size = rule_set_bytes(&r);
-        if size > limit {
-            return Err(too_large(&mut s, "a rule set", size, limit));
-        }
-        match which {
-            Which::Platform => r.relax.clear(),
-            Which::Tenant => {
-                let grant = s.data().grant.clone();
-                r.relax.retain(|id| grant.contains(id));
-            }
-        }
-        if let Some(a) = answers {
-            let _ = a.rules.set(r.clone());
-        }
+        let r = kept(answers.as_ref().map(|a| &a.rules), || forwarded_rules(&mut s, which))?;
         Ok((r,))
     })?;
     inst.func_wrap("has-detect", move |mut s: StoreContextMut<'_, Host>, (): ()| {
@@ -86,13 +64,9 @@ fn define(linker: &mut Linker<Host>, interface: &str, which: Which) -> wasmtime:
             return Ok((false,));
         }
         let answers = answers(&s, which);
-        if let Some(&r) = answers.as_ref().and_then(|a| a.has_detect.get()) {
-            return Ok((r,));
-        }
-        let r = in_pack(&mut s, which, |s, p| p.result_sanitizer_core_rule_pack().call_has_detect(s))?;
-        if let Some(a) = answers {
-            let _ = a.has_detect.set(r);
-        }
+        let r = kept(answers.as_ref().map(|a| &a.has_detect), || {
+            in_pack(&mut s, which, |s, p| p.result_sanitizer_core_rule_pack().call_has_detect(s))
+        })?;
         Ok((r,))
     })?;
     inst.func_wrap("detect", move |mut s: StoreContextMut<'_, Host>, (text,): (String,)| {
@@ -111,6 +85,39 @@ fn define(linker: &mut Linker<Host>, interface: &str, which: Which) -> wasmtime:
         Ok((r,))
     })?;
     Ok(())
+}
+
+/// The pack's rule set as the pipeline gets it: bounded by
+/// [`Limits::rule_set_bytes`](crate::Limits::rule_set_bytes), its `relax`
+/// emptied (the platform's) or cut to the grant (a tenant's).
+fn forwarded_rules(s: &mut StoreContextMut<'_, Host>, which: Which) -> wasmtime::Result<pk::RuleSet> {
+    let mut r = in_pack(s, which, |s, p| p.result_sanitizer_core_rule_pack().call_rules(s))?;
+    let limit = s.data().limits.rule_set_bytes;
+    let size = rule_set_bytes(&r);
+    if size > limit {
+        return Err(too_large(s, "a rule set", size, limit));
+    }
+    match which {
+        Which::Platform => r.relax.clear(),
+        Which::Tenant => {
+            let grant = s.data().grant.clone();
+            r.relax.retain(|id| grant.contains(id));
+        }
+    }
+    Ok(r)
+}
+
+/// The answer kept in `cell` if there is one, else `ask`'s, kept there
+/// (`cell` is `None` for an import whose pack is asked each time).
+fn kept<T: Clone>(cell: Option<&OnceLock<T>>, ask: impl FnOnce() -> wasmtime::Result<T>) -> wasmtime::Result<T> {
+    if let Some(r) = cell.and_then(OnceLock::get) {
+        return Ok(r.clone());
+    }
+    let r = ask()?;
+    if let Some(c) = cell {
+        let _ = c.set(r.clone());
+    }
+    Ok(r)
 }
 
 /// The platform pack's kept answers, for the platform's import; `None`

@@ -460,10 +460,8 @@ impl RulesFile {
     /// to what it would be over the defaults: no id of a default rule, no
     /// code thresholds of its own (the platform's apply).
     pub fn on_floor(self) -> Result<Self, RulesError> {
-        // The ids alone, read once per process: the files are the
-        // repository's, held to every check by its tests, and checking
-        // their examples again (what [`Self::defaults`] does) took most of
-        // a second per pack.
+        // The ids alone, read once: the files are held to every check by
+        // the tests, and [`Self::defaults`] took most of a second per pack.
         static IDS: OnceLock<Result<BTreeSet<String>, String>> = OnceLock::new();
         let ids = IDS.get_or_init(|| {
             let mut ids = BTreeSet::new();

@@ -76,6 +76,14 @@ pub fn spans(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// Whether one of `markup`'s spans (as [`spans`] gives them: disjoint,
+/// sorted) holds all of `start..end`. The first span that ends at or after
+/// `end` is the only one that can.
+pub fn holds(markup: &[(usize, usize)], start: usize, end: usize) -> bool {
+    let k = markup.partition_point(|&(_, e)| e < end);
+    markup.get(k).is_some_and(|&(s, _)| s <= start)
+}
+
 /// End (exclusive) of the bracket opened at `open`: the `]` that closes
 /// it, counting nested brackets, or the end of its line (a marker that
 /// mentions `[truncated: line]` may close with that mention's bracket).

@@ -88,6 +88,7 @@
 
 pub mod analysis;
 pub mod encoded;
+pub mod invisible;
 pub mod keywords;
 pub mod lanes;
 pub mod pass;
@@ -140,6 +141,12 @@ pub struct Mode {
     /// never splits an escape (elsewhere a backslash is text, such as a
     /// Windows path's separator, and stays where it is).
     pub json: bool,
+    /// The final pass over a render: a keyword inside the pipeline's own
+    /// markup ([`crate::markup::lexicon::spans`]) starts no rule. The rule
+    /// id in `[REDACTED:github-token]` is not the tool's word `token`; read
+    /// as one, it ran every rule keyed on `token` after each redaction,
+    /// compiling them in every instance that redacted anything.
+    pub opaque_markup: bool,
 }
 
 impl Mode {

@@ -165,11 +165,13 @@ impl<'p> Pass<'p> {
     /// The final pass over a rendered text: [`Self::redact_text`], except
     /// that a span overlapping the pipeline's own markup (a marker, the
     /// boundary, a `[REDACTED:…]`, see [`lexicon::spans`]) is dropped, so no
-    /// rule or pack finding rewrites it. Returns the text and how many
+    /// rule or pack finding rewrites it, and a keyword inside that markup
+    /// starts no rule ([`Mode::opaque_markup`]). Returns the text and how many
     /// spans were dropped. Caller text that markup carries (tool name,
     /// content type, call id) was redacted before it went in.
     pub fn redact_final(&self, text: &str, counts: &mut Counts) -> (String, u32) {
-        let mut spans = self.spans(text);
+        let fin = Self { mode: Mode { opaque_markup: true, ..self.mode }, ..*self };
+        let mut spans = fin.spans(text);
         let before = spans.len();
         if before > 0 {
             let markup = lexicon::spans(text);
@@ -310,6 +312,29 @@ mod tests {
              url: blog.plataformatec.com.br [REDACTED:generic] --pass [REDACTED:generic] again [REDACTED:tok]\n"
         );
         assert_eq!((counts["tok"], counts["generic"]), (2, 5));
+    }
+
+    /// In the final pass, a keyword inside the pipeline's markup (the rule
+    /// id in `[REDACTED:api-token]`) starts no rule; the same word in the
+    /// tool's text still does, and the content pass is unchanged.
+    #[test]
+    fn final_pass_reads_no_keyword_in_markup() {
+        let p = fixtures::pack(vec![
+            fixtures::rule(
+                json!({"id": "api-token", "regex": r"\b(tok_[a-z0-9]{12})\b", "keywords": ["tok_"], "secret_group": 1}),
+            ),
+            fixtures::rule(json!({
+                "id": "generic", "regex": r"(?i)token\W{1,3}([a-z0-9]{8,})", "keywords": ["token"], "secret_group": 1
+            })),
+        ]);
+        let pass = Pass::new(&p, false);
+        let mut counts = Counts::new();
+        let rendered = pass.redact_text("tok_abcdef123456 value9x8y7z", &mut counts);
+        assert_eq!(rendered, "[REDACTED:api-token] value9x8y7z");
+        assert_eq!(pass.redact_final(&rendered, &mut counts), (rendered.clone(), 0));
+        let named = "[REDACTED:api-token] token: value9x8y7z";
+        assert_eq!(pass.redact_final(named, &mut counts).0, "[REDACTED:api-token] token: [REDACTED:generic]");
+        assert_eq!(pass.redact_text(&rendered, &mut counts), "[REDACTED:api-token] [REDACTED:generic]");
     }
 
     #[test]

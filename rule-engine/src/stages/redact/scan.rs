@@ -1,12 +1,13 @@
 //! Scanning: the keyword pass, windows around its hits, anchored tries
-//! at keyword hits and line starts, custom findings, and the view of a
-//! text without its invisible characters.
+//! at keyword hits and line starts, custom findings (over the view of a
+//! text without its invisible characters, [`super::invisible`]).
 
 use std::ops::Range;
 
 use regex::bytes::{CaptureLocations, Regex};
 
 use super::analysis::Anchor;
+use super::invisible::visible_view;
 use super::keywords::HitsMemo;
 use super::propagate::propagate_values;
 use crate::support::regions::{self, Gated};
@@ -203,10 +204,15 @@ impl Ruleset {
             Some(memo) => Box::new(self.keywords.hits_memo(text, memo).into_iter()),
             None => self.keywords.hits(text),
         };
+        // A keyword hit inside markup read as opaque starts no rule.
+        let markup = if mode.opaque_markup { crate::markup::lexicon::spans(text) } else { Vec::new() };
         for m in hits {
             let pid = m.pattern().as_usize();
             if let (true, Some(e)) = (self.error_word[pid], errors.as_deref_mut()) {
                 e.push(m.range());
+            }
+            if !markup.is_empty() && crate::markup::lexicon::holds(&markup, m.start(), m.end()) {
+                continue;
             }
             for &ri in &self.keyword_rules[pid] {
                 let rule = &self.rules[ri];
@@ -536,57 +542,6 @@ pub(super) fn custom_spans(text: &str, custom: &[Finding]) -> Vec<Span> {
         .collect()
 }
 
-pub(super) fn invisible(c: char) -> bool {
-    matches!(c, '\u{00AD}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
-}
-
-/// Whether an [`invisible`] character's encoding starts at `b[i]`: C2 AD,
-/// E2 80 8B-8F / AA-AE, E2 81 A0-A4 / A6-A9, EF BB BF.
-fn invisible_at(b: &[u8], i: usize) -> bool {
-    let at = |k: usize| b.get(k).copied().unwrap_or(0);
-    match (b[i], at(i + 1), at(i + 2)) {
-        (0xC2, 0xAD, _) => true,
-        (0xE2, 0x80, c) => matches!(c, 0x8B..=0x8F | 0xAA..=0xAE),
-        (0xE2, 0x81, c) => matches!(c, 0xA0..=0xA4 | 0xA6..=0xA9),
-        (0xEF, 0xBB, 0xBF) => true,
-        _ => false,
-    }
-}
-
-/// `text` without invisible format characters, and for each byte offset
-/// of that view (and its end) the offset in `text`; `None` when there are
-/// none (the common case, found with one memchr pass for their lead bytes).
-pub(super) fn visible_view(text: &str) -> Option<(String, Vec<usize>)> {
-    let b = text.as_bytes();
-    // Most tool output is ASCII: `is_ascii` reads words at a time.
-    if b.is_ascii() {
-        return None;
-    }
-    // Found by their first two bytes (SIMD searches), not by decoding
-    // every character: logs full of box drawing and emoji stay fast.
-    let maybe = memchr::memmem::find(b, b"\xC2\xAD").is_some()
-        || memchr::memmem::find(b, b"\xEF\xBB\xBF").is_some()
-        || [b"\xE2\x80", b"\xE2\x81"].iter().any(|p| memchr::memmem::find_iter(b, p).any(|i| invisible_at(b, i)));
-    if !maybe {
-        return None;
-    }
-    let mut view = String::with_capacity(text.len());
-    let mut back = Vec::with_capacity(text.len() + 1);
-    for (i, c) in text.char_indices() {
-        if invisible(c) {
-            continue;
-        }
-        for _ in 0..c.len_utf8() {
-            back.push(i);
-        }
-        view.push(c);
-    }
-    // An end maps to the next visible character, so the span also covers
-    // any hidden characters right after the secret (harmless to remove).
-    back.push(text.len());
-    Some((view, back))
-}
-
 /// Keeps a rule id from pack code printable and short.
 pub(super) fn sanitize_rule_id(id: &str) -> String {
     let cleaned: String =
@@ -702,15 +657,6 @@ pub(super) mod tests {
         let text = "[db]\nhost = x\n  DB_PASSWORD = hunter2hunter\nx password = nope nope\npassword=qkvwzmrt\n";
         let found: Vec<&str> = rs.scan(text, &[]).iter().map(|s| &text[s.start..s.end]).collect();
         assert_eq!(found, ["hunter2hunter", "qkvwzmrt"]);
-    }
-
-    #[test]
-    fn invisible_bytes_match_invisible_chars() {
-        for c in (0x80u32..0x10000).filter_map(char::from_u32) {
-            let mut buf = [0u8; 4];
-            let enc = c.encode_utf8(&mut buf).as_bytes();
-            assert_eq!(invisible_at(enc, 0), invisible(c), "U+{:04X}", c as u32);
-        }
     }
 
     #[test]

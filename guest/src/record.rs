@@ -162,6 +162,11 @@ impl RecordBuilder {
         r.recallable = recallable;
     }
 
+    /// More markup look-alikes defanged (in a JSON document's decoded strings).
+    pub fn defanged(&mut self, n: u32) {
+        self.rec.defanged += n;
+    }
+
     /// How the text was cut, and what the strategy left out.
     pub fn strategy(&mut self, strategy: Strategy, truncated: bool, structure: Option<StructureCuts>) {
         self.rec.strategy = strategy;

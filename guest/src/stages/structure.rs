@@ -153,14 +153,22 @@ pub(crate) fn fit(f: &Fit, record: &mut RecordBuilder) -> Outcome {
 fn json_structure(f: &Fit, record: &mut RecordBuilder) -> Option<Outcome> {
     let (p, totals) = (f.p, f.totals);
     let rest = totals.recall.short(f.original_bytes + p.base.byte);
-    let v: Value = if f.cap_hit {
+    let note = f.cap_hit.then(|| {
         let from = p.base.byte + f.read as u64;
-        let note =
-            marker::json_cap_note(f.budget.max_bytes, &marker::json_unread(from, totals.total_bytes, &totals.recall));
-        serde_json::from_str(&json::close_prefix(&p.text, &note)?).ok()?
-    } else {
-        serde_json::from_str(&p.text).ok()?
+        marker::json_cap_note(f.budget.max_bytes, &marker::json_unread(from, totals.total_bytes, &totals.recall))
+    });
+    let mut v: Value = match &note {
+        Some(note) => serde_json::from_str(&json::close_prefix(&p.text, note)?).ok()?,
+        None => serde_json::from_str(&p.text).ok()?,
     };
+    // Rendered, the strings show their escapes decoded: a look-alike of the
+    // pipeline's markup written with them is defanged now (not the cap's
+    // own key and note).
+    if memchr::memchr(b'\\', p.text.as_bytes()).is_some() {
+        let key = marker::json_cap_key();
+        let keep: Vec<&str> = note.iter().map(String::as_str).chain([key.as_str()]).collect();
+        record.defanged(crate::markup::defang::json(&mut v, &keep));
+    }
     let max_chars = f.budget.max_chars as usize;
     let r = f.renderer;
     let found = json::fit(&v, &rest, |t| {

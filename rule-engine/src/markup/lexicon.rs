@@ -76,6 +76,13 @@ pub fn spans(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// The spans of [`spans`] that are redactions (`[REDACTED:<id>]`).
+pub fn redactions(text: &str) -> Vec<(usize, usize)> {
+    let mut out = spans(text);
+    out.retain(|&(s, _)| text[s..].starts_with(REDACTED_PREFIX));
+    out
+}
+
 /// Whether one of `markup`'s spans (as [`spans`] gives them: disjoint,
 /// sorted) holds all of `start..end`. The first span that ends at or after
 /// `end` is the only one that can.

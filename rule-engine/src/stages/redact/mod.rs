@@ -141,12 +141,15 @@ pub struct Mode {
     /// never splits an escape (elsewhere a backslash is text, such as a
     /// Windows path's separator, and stays where it is).
     pub json: bool,
-    /// The final pass over a render: a keyword inside the pipeline's own
-    /// markup ([`crate::markup::lexicon::spans`]) starts no rule. The rule
-    /// id in `[REDACTED:github-token]` is not the tool's word `token`; read
-    /// as one, it ran every rule keyed on `token` after each redaction,
-    /// compiling them in every instance that redacted anything.
-    pub opaque_markup: bool,
+    /// The final pass over a render: a keyword inside a redaction's marker
+    /// (`[REDACTED:<id>]`, [`crate::markup::lexicon::spans`]) starts no
+    /// rule. The rule id in `[REDACTED:github-token]` is not the tool's
+    /// word `token`; read as one, it ran every rule keyed on `token` after
+    /// each such redaction, compiling them in every instance that redacted
+    /// anything. Other markup is read as before: a look-alike of a marker
+    /// can reach a render where defanging did not see it (a JSON escape
+    /// re-printed), and its words may still start rules.
+    pub opaque_redactions: bool,
 }
 
 impl Mode {

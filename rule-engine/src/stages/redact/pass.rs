@@ -165,12 +165,12 @@ impl<'p> Pass<'p> {
     /// The final pass over a rendered text: [`Self::redact_text`], except
     /// that a span overlapping the pipeline's own markup (a marker, the
     /// boundary, a `[REDACTED:…]`, see [`lexicon::spans`]) is dropped, so no
-    /// rule or pack finding rewrites it, and a keyword inside that markup
-    /// starts no rule ([`Mode::opaque_markup`]). Returns the text and how many
+    /// rule or pack finding rewrites it, and a keyword inside a redaction's
+    /// marker starts no rule ([`Mode::opaque_redactions`]). Returns the text and how many
     /// spans were dropped. Caller text that markup carries (tool name,
     /// content type, call id) was redacted before it went in.
     pub fn redact_final(&self, text: &str, counts: &mut Counts) -> (String, u32) {
-        let fin = Self { mode: Mode { opaque_markup: true, ..self.mode }, ..*self };
+        let fin = Self { mode: Mode { opaque_redactions: true, ..self.mode }, ..*self };
         let mut spans = fin.spans(text);
         let before = spans.len();
         if before > 0 {

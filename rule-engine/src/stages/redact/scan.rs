@@ -150,7 +150,10 @@ impl Ruleset {
         // password someone printed).
         if !mode.code {
             spans.extend(crate::stages::redact::encoded::encoded_secrets(text, |decoded| {
-                self.scan_plain(decoded, &[], Mode { regions: false, ..mode }).into_iter().next().map(|s| s.rule)
+                self.scan_plain(decoded, &[], Mode { regions: false, opaque_redactions: false, ..mode })
+                    .into_iter()
+                    .next()
+                    .map(|s| s.rule)
             }));
         }
         merge(spans)
@@ -204,8 +207,8 @@ impl Ruleset {
             Some(memo) => Box::new(self.keywords.hits_memo(text, memo).into_iter()),
             None => self.keywords.hits(text),
         };
-        // A keyword hit inside markup read as opaque starts no rule.
-        let markup = if mode.opaque_markup { crate::markup::lexicon::spans(text) } else { Vec::new() };
+        // A keyword hit inside a redaction's marker read as opaque starts no rule.
+        let markup = if mode.opaque_redactions { crate::markup::lexicon::redactions(text) } else { Vec::new() };
         for m in hits {
             let pid = m.pattern().as_usize();
             if let (true, Some(e)) = (self.error_word[pid], errors.as_deref_mut()) {

@@ -34,31 +34,18 @@ pub fn edits(text: &str) -> Vec<Edit> {
 /// escapes decoded (`\u005b` as `[`), which the defanging of its text did
 /// not see.
 pub fn json(v: &mut serde_json::Value, keep: &[&str]) -> u32 {
-    use serde_json::Value;
-    match v {
-        Value::String(s) => one(s, keep),
-        Value::Array(a) => a.iter_mut().map(|x| json(x, keep)).sum(),
-        Value::Object(o) => {
-            let mut n = 0;
-            for (mut k, mut val) in std::mem::take(o) {
-                n += json(&mut val, keep) + one(&mut k, keep);
-                o.insert(k, val);
-            }
-            n
+    let mut n = 0;
+    crate::support::json::each_string(v, &mut |s| {
+        if keep.contains(&s.as_str()) {
+            return;
         }
-        _ => 0,
-    }
-}
-
-fn one(s: &mut String, keep: &[&str]) -> u32 {
-    if keep.contains(&s.as_str()) {
-        return 0;
-    }
-    let e = edits(s);
-    if !e.is_empty() {
-        *s = crate::support::edits::apply(s, &e).0;
-    }
-    e.len() as u32
+        let e = edits(s);
+        if !e.is_empty() {
+            n += e.len() as u32;
+            *s = crate::support::edits::apply(s, &e).0;
+        }
+    });
+    n
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ pub mod code;
 pub mod edits;
 pub mod encodings;
 pub mod error_words;
+pub mod json;
 pub mod pieces;
 pub mod regions;
 pub mod sniff;

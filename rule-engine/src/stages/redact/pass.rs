@@ -192,22 +192,14 @@ impl<'p> Pass<'p> {
         self.redact_json_keeping(v, "", counts)
     }
 
-    /// [`Self::redact_json`], leaving string values equal to `keep` alone
-    /// (a placeholder of the pipeline's own; `""` has nothing to redact).
+    /// [`Self::redact_json`], leaving strings equal to `keep` alone (a
+    /// placeholder of the pipeline's own; `""` has nothing to redact).
     pub fn redact_json_keeping(&self, v: &mut Value, keep: &str, counts: &mut Counts) {
-        match v {
-            Value::String(s) if s == keep => {}
-            Value::String(s) => *s = self.redact_text(s, counts),
-            Value::Array(a) => a.iter_mut().for_each(|x| self.redact_json_keeping(x, keep, counts)),
-            Value::Object(o) => {
-                let entries: Vec<(String, Value)> = std::mem::take(o).into_iter().collect();
-                for (k, mut val) in entries {
-                    self.redact_json_keeping(&mut val, keep, counts);
-                    o.insert(self.redact_text(&k, counts), val);
-                }
+        crate::support::json::each_string(v, &mut |s| {
+            if s != keep {
+                *s = self.redact_text(s, counts);
             }
-            _ => {}
-        }
+        });
     }
 
     /// A rule of the pack that failed to compile on first use.

@@ -150,6 +150,7 @@ pub(crate) fn sanitize_visible(
             let parsed = mcp::parse(input, &budget, &pass, &mut record.counts)?;
             record.class(ContentClass::Mcp);
             record.mcp(parsed.user_only, parsed.media_tokens);
+            record.defanged(parsed.defanged);
             let total = Some(parsed.text.len() as u64);
             let ends_line = parsed.text.ends_with('\n');
             // A text holding a JSON document (or JSON lines) is fitted as

@@ -158,11 +158,13 @@ impl RecordBuilder {
         r.original_chars = d.chars;
         r.original_lines = d.lines;
         r.invalid_utf8 = d.invalid;
-        r.defanged = d.defanged;
+        // Added: the structured content's count may be in already.
+        r.defanged += d.defanged;
         r.recallable = recallable;
     }
 
-    /// More markup look-alikes defanged (in a JSON document's decoded strings).
+    /// More markup look-alikes defanged (in a JSON document's decoded
+    /// strings, or an MCP result's structured content and links).
     pub fn defanged(&mut self, n: u32) {
         self.rec.defanged += n;
     }

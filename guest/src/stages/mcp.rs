@@ -14,6 +14,11 @@
 //! * `structuredContent` passes through with every string redacted (the
 //!   pipeline then checks its share of the token budget).
 //!
+//! The strings passed through (structured content and links, keys too) are
+//! defanged as the text is ([`defang::json`]): a client that shows them to
+//! the model shows them decoded, so `\u005b/tool_result]` would read as the
+//! boundary's end.
+//!
 //! A `structuredContent` string that equals the joined text is its twin:
 //! the same content in the other form (read_text_file of the filesystem
 //! server returns the file as its text and as `{"content": <file>}`; the
@@ -29,7 +34,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::api::{Budget, SanitizeError};
-use crate::markup::notice;
+use crate::markup::{defang, notice};
 use crate::stages::redact::Pass;
 use crate::stages::wrap::Extra;
 use crate::support::text::same_bytes;
@@ -52,6 +57,8 @@ pub struct Parsed {
     pub media_tokens: u32,
     /// Twins of the text in `structured`, standing as [`TWIN`].
     pub twins: u32,
+    /// Markup look-alikes defanged in `structured` and the links.
+    pub defanged: u32,
 }
 
 /// What a twin of the text stands as until [`fill_twins`]: a short string
@@ -96,6 +103,7 @@ pub fn parse(
     };
     let mut user_only = 0;
     let mut media_tokens = 0u32;
+    let mut defanged = 0;
     for (i, block) in content.iter().enumerate() {
         let ty = block.get("type").and_then(Value::as_str).unwrap_or("");
         let audience: Vec<&str> = block
@@ -137,6 +145,7 @@ pub fn parse(
             "resource_link" => {
                 let mut link = block.clone();
                 pass.redact_json(&mut link, counts);
+                defanged += defang::json(&mut link, &[]);
                 extras.push(Extra::ResourceLink(link));
             }
             "resource" => {
@@ -163,9 +172,11 @@ pub fn parse(
             twins = mark_twins(&mut s, &text);
         }
         pass.redact_json_keeping(&mut s, TWIN, counts);
+        // Before thinning, which writes markers of its own in.
+        defanged += defang::json(&mut s, &[]);
         s
     });
-    Ok(Parsed { text, extras, structured, is_error, notes, user_only, media_tokens, twins })
+    Ok(Parsed { text, extras, structured, is_error, notes, user_only, media_tokens, twins, defanged })
 }
 
 /// Whether a string of `v` (keys too) satisfies `f`.

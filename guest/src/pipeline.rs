@@ -75,7 +75,7 @@ pub(crate) fn sanitize_visible(
     // Personal data: asked for by the call or by the packs for this tool.
     let pii = opts.pii || pack.pii_tool(&opts.tool);
     // The content's keyword hits, kept for the final pass over a render
-    // that shows it uncut.
+    // that shows it, whole or as a head and a tail.
     let hits = HitsMemo::default();
     let pass = Pass::for_tool(pack, options::lenient(opts, &pack.rules), &opts.tool)
         .memo(&hits)

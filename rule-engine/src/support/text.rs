@@ -201,6 +201,28 @@ pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     rest && ca.zip(cb).all(|(x, y)| (0..4).fold(0, |acc, k| acc | (word(x, 8 * k) ^ word(y, 8 * k))) == 0)
 }
 
+/// Length of the longest common prefix of `a` and `b`: 32 bytes a step
+/// through [`same_bytes`], then byte by byte where they differ.
+pub fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 32 <= n && same_bytes(&a[i..i + 32], &b[i..i + 32]) {
+        i += 32;
+    }
+    i + a[i..n].iter().zip(&b[i..n]).take_while(|(x, y)| x == y).count()
+}
+
+/// Length of the longest common suffix of `a` and `b` (as [`common_prefix`]).
+pub fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[a.len() - n..], &b[b.len() - n..]);
+    let mut k = 0;
+    while k + 32 <= n && same_bytes(&a[n - k - 32..n - k], &b[n - k - 32..n - k]) {
+        k += 32;
+    }
+    k + a[..n - k].iter().rev().zip(b[..n - k].iter().rev()).take_while(|(x, y)| x == y).count()
+}
+
 /// Largest char boundary ≤ `i`.
 pub fn floor_boundary(s: &str, mut i: usize) -> usize {
     if i >= s.len() {

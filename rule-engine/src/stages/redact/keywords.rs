@@ -34,7 +34,7 @@ use aho_corasick::{Match, MatchKind, PatternID, StartKind};
 
 use super::lanes;
 use super::starts::Starts;
-use crate::support::text::{ceil_boundary, floor_boundary, same_bytes};
+use crate::support::text::{ceil_boundary, floor_boundary};
 
 /// The crate's own automaton of `patterns`, with the keyword pass's
 /// settings (ASCII case-insensitive, overlapping matches): the reference
@@ -220,44 +220,73 @@ impl Keywords {
         (m.end(), extra, m.start(), m.pattern().as_usize())
     }
 
-    /// [`Self::hits`] of a text under [`DFA_MIN_TEXT`] bytes, through
-    /// `memo` (see [`HitsMemo`]): the same hits in the same order.
+    /// [`Self::hits`] of `text` (on the DFAs, [`Self::hits_long`], from
+    /// [`DFA_MIN_TEXT`] bytes on), through `memo` (see [`HitsMemo`]): the
+    /// same hits in the same order.
     ///
     /// [`DFA_MIN_TEXT`]: super::DFA_MIN_TEXT
     pub(super) fn hits_memo(&self, text: &str, memo: &HitsMemo) -> Vec<Match> {
         let mut seen = memo.seen.borrow_mut();
         let l = self.longest();
-        if let Some((t, th)) = seen.as_ref().filter(|(t, _)| t.len() >= l) {
-            // Where the copy is: a hit of its first bytes (a short needle:
-            // memmem's set-up for the whole text cost more than the scan it
-            // saves), checked against the whole. A few hits at most: a
-            // repetitive text (`xxxx…`, cut) would have one at each byte.
-            let (h, n) = (text.as_bytes(), t.as_bytes());
-            let found = memchr::memmem::find_iter(h, &n[..n.len().min(32)])
-                .take(4)
-                .find(|&a| h.len() - a >= n.len() && same_bytes(&h[a..a + n.len()], n));
-            if let Some(a) = found {
-                let b = a + t.len();
-                // A hit that starts before the copy ends within `l - 1`
-                // bytes of its start; one that ends after it starts within
-                // `l - 1` bytes of its end.
-                let left = ceil_boundary(text, (a + l).min(text.len()));
-                let right = floor_boundary(text, b.saturating_sub(l));
-                let mut out: Vec<Match> = self.hits(&text[..left]).filter(|m| m.start() < a).collect();
-                out.extend(th.iter().map(|m| Match::new(m.pattern(), m.start() + a..m.end() + a)));
-                out.extend(
-                    self.hits(&text[right..])
-                        .map(|m| Match::new(m.pattern(), m.start() + right..m.end() + right))
-                        .filter(|m| m.end() > b && m.start() >= a),
-                );
-                out.sort_unstable_by_key(|m| self.order(m));
-                return out;
+        if let Some((t, th)) = seen.as_ref().filter(|_| l > 0) {
+            let copies = copies_of(text.as_bytes(), t.as_bytes(), 2 * l);
+            if !copies.is_empty() {
+                return self.hits_around(text, &copies, th, l);
             }
         }
-        let out: Vec<Match> = self.hits(text).collect();
-        if seen.is_none() && text.len() >= MEMO_MIN {
+        let out: Vec<Match> = self.hits_any(text).collect();
+        if seen.is_none() && (MEMO_MIN..=MEMO_MAX).contains(&text.len()) {
             *seen = Some((text.to_owned(), out.clone()));
         }
+        out
+    }
+
+    /// [`Self::hits`], or [`Self::hits_long`] for a long text.
+    fn hits_any<'t>(&'t self, text: &'t str) -> Box<dyn Iterator<Item = Match> + 't> {
+        if text.len() >= super::DFA_MIN_TEXT {
+            self.hits_long(text)
+        } else {
+            self.hits(text)
+        }
+    }
+
+    /// The hits of `text`, which holds `copies` of parts of the memo's
+    /// text (whose hits are `th`): a hit inside a copy is the memo's, moved
+    /// (a hit depends on its own bytes only); the others are read around
+    /// the copies, `l - 1` bytes (the longest keyword's, less one) into
+    /// each, which holds every hit across a copy's edge.
+    fn hits_around(&self, text: &str, copies: &[Part], th: &[Match], l: usize) -> Vec<Match> {
+        let inside = |m: &Match| copies.iter().any(|c| c.at <= m.start() && m.end() <= c.at + c.len);
+        let mut out = Vec::with_capacity(th.len() + 16);
+        // In text order: the stretch before each copy (and after the last),
+        // widened into its neighbours (copies of `2 * l` bytes or more keep
+        // two such windows apart), then the copy's own hits. Each part is
+        // in order, so the sort below merges a few runs.
+        let mut from = 0;
+        for c in copies.iter().map(Some).chain([None]) {
+            let upto = c.map_or(text.len(), |c| c.at);
+            if !(from == 0 && upto == 0) && from != text.len() {
+                let ws = floor_boundary(text, from.saturating_sub(l - 1));
+                let we = ceil_boundary(text, (upto + l - 1).min(text.len()));
+                out.extend(
+                    self.hits_any(&text[ws..we])
+                        .map(|m| Match::new(m.pattern(), m.start() + ws..m.end() + ws))
+                        .filter(|m| !inside(m)),
+                );
+            }
+            let Some(c) = c else { break };
+            // The memo's hits are in the order of their ends.
+            let first = th.partition_point(|m| m.end() <= c.from);
+            out.extend(
+                th[first..]
+                    .iter()
+                    .take_while(|m| m.end() <= c.from + c.len)
+                    .filter(|m| m.start() >= c.from)
+                    .map(|m| Match::new(m.pattern(), m.start() - c.from + c.at..m.end() - c.from + c.at)),
+            );
+            from = c.at + c.len;
+        }
+        out.sort_unstable_by_key(|m| self.order(m));
         out
     }
 
@@ -288,17 +317,76 @@ impl Keywords {
 /// costs little more than the search for them.
 const MEMO_MIN: usize = 1024;
 
+/// Texts longer than this are not kept (a call's content is bounded by its
+/// byte cap; this bounds the copy whatever the cap).
+const MEMO_MAX: usize = 16 << 20;
+
 /// The keyword hits of the first text of [`MEMO_MIN`] bytes or more that
-/// a call scanned (under [`DFA_MIN_TEXT`](super::DFA_MIN_TEXT)), for its
-/// later scans of texts that hold that one whole: the final pass over a
-/// rendered text that shows the content uncut, framed. A hit depends on its
-/// own bytes only, so the hits within the copy are the text's, moved; the
-/// keyword pass reads only the longest keyword's length around it, for
-/// the hits that start before it or end after it. One memo serves one
-/// pack's scans (a [`super::Pass`]'s): hits carry that pack's ids.
+/// a call scanned, for its later scans of texts that hold parts of it: the
+/// final pass over a rendered text that shows the content, whole or as a
+/// head and a tail around a marker, framed. A hit depends on its own bytes
+/// only, so the hits within a copy are the text's, moved; the keyword pass
+/// reads only the text between the copies and the longest keyword's length
+/// into them, for the hits across their edges. One memo serves one pack's
+/// scans (a [`super::Pass`]'s): hits carry that pack's ids.
 #[derive(Default)]
 pub struct HitsMemo {
     seen: RefCell<Option<(String, Vec<Match>)>>,
+}
+
+/// Where `text[at..at + len]` is `memo[from..from + len]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Part {
+    at: usize,
+    from: usize,
+    len: usize,
+}
+
+/// The copies of parts of `memo` in `text` that are worth reusing (`min`
+/// bytes or more), in text order and apart: its longest prefix that
+/// `text` holds (the whole of it, for content shown uncut) and its
+/// longest suffix (the tail of a cut). Each is found from its first (last)
+/// 32 bytes, a few places at most (a repetitive text would have one at
+/// each byte), and grown by comparing.
+fn copies_of(text: &[u8], memo: &[u8], min: usize) -> Vec<Part> {
+    use crate::support::text::{common_prefix, common_suffix};
+    let k = memo.len().min(32);
+    if memo.len() < min {
+        return Vec::new();
+    }
+    let mut head: Option<Part> = None;
+    for at in memchr::memmem::find_iter(text, &memo[..k]).take(4) {
+        let c = Part { at, from: 0, len: common_prefix(&text[at..], memo) };
+        if c.len == memo.len() {
+            // The whole of it (content shown uncut): nothing else to find.
+            return vec![c];
+        }
+        if head.is_none_or(|h| c.len > h.len) {
+            head = Some(c);
+        }
+    }
+    // A tail ends near the text's end (only a frame follows it): looked
+    // for in the last 4 KiB first, the reverse search being the slower.
+    let needle = &memo[memo.len() - k..];
+    let near = text.len().saturating_sub(4096);
+    let ends: Vec<usize> = match memchr::memmem::rfind(&text[near..], needle) {
+        Some(p) => vec![near + p],
+        None => memchr::memmem::rfind_iter(text, needle).take(4).collect(),
+    };
+    let tail = ends.into_iter().map(|p| {
+        let len = common_suffix(&text[..p + k], memo);
+        Part { at: p + k - len, from: memo.len() - len, len }
+    });
+    let tail = tail.max_by_key(|c| (c.len, c.at));
+    let mut out: Vec<Part> = head.into_iter().chain(tail).filter(|c| c.len >= min).collect();
+    out.sort_unstable_by_key(|c| c.at);
+    if let [a, b] = out[..] {
+        if a.at + a.len > b.at {
+            // Overlapping (a repetitive text): the longer one alone.
+            out = vec![if b.len > a.len { b } else { a }];
+        }
+    }
+    out
 }
 
 /// The hits of the shared keywords (`first`) and, when the pack has any,
@@ -380,6 +468,58 @@ mod tests {
                 assert_eq!(k.hits_memo(&f, &memo), k.hits(&f).collect::<Vec<_>>(), "{before:?} {after:?}");
                 let other = f.replace("acme_x1", "acme_x2");
                 assert_eq!(k.hits_memo(&other, &memo), k.hits(&other).collect::<Vec<_>>());
+            }
+        }
+    }
+
+    /// Through a memo, a text that holds a head and a tail of the memo's
+    /// text (a cut's render) gets the hits of a scan of its own, short and
+    /// long (the DFAs' path): cuts inside keywords, joins that complete a
+    /// keyword across them, a middle changed as redaction changes it.
+    #[test]
+    fn a_memo_gives_the_hits_of_a_cut() {
+        let s = shared().expect("the default keywords build");
+        let mut patterns: Vec<String> = s.lines.lines().map(str::to_string).collect();
+        // Two that only a join makes: `acme_` then `zz`, `x_` then `ghp`.
+        patterns.extend(["acme_".into(), "acme_zz".into(), "x_ghp".into()]);
+        let mapped = build_of(&patterns);
+        let automaton = Starts::build(&patterns).unwrap();
+        let own = Keywords::Own { automaton, patterns: patterns.clone(), dfa: OnceLock::new() };
+        let line = "ERROR token=ab acme_x1 password: é GITHUB_TOKEN ghp_x sk_live_q\n";
+        for lines in [40, 1_500] {
+            let t = line.repeat(lines);
+            let n = t.len();
+            // Head ends and tail starts: inside `GITHUB_TOKEN`, inside
+            // `password`, on a line's end.
+            let g = t.find("GITHUB_TO").unwrap() + line.len() * 3;
+            let p = t.rfind("passw").unwrap() - line.len() * 9;
+            let a = t.find("acme_x").unwrap() + line.len() * 4 + 5;
+            let h = t.rfind("ghp_x").unwrap() - line.len() * 9;
+            let cuts = [(g + 9, p + 5), (g + 4, t.len() - line.len() * 10), (line.len() * 7, p + 2), (a, h)];
+            for (head_end, tail_start) in cuts {
+                for (before, marker, after) in [
+                    ("[tool_result]\n", "KEN [… cut …] passw", "\n[/tool_result]"),
+                    ("", "\n[… cut …]\n", ""),
+                    ("ghp_", "acme_", "_x"),
+                    ("", "zz [… cut …] x_", ""),
+                ] {
+                    let cut = format!("{before}{}{marker}{}{after}", &t[..head_end], &t[tail_start..]);
+                    let redacted = cut.replacen("acme_x1", "[REDACTED:x]", 1).replace(&t[n / 2..n / 2 + 70], "ok");
+                    for k in [&mapped.keywords, &own] {
+                        let memo = HitsMemo::default();
+                        assert_eq!(k.hits_memo(&t, &memo), k.hits(&t).collect::<Vec<_>>());
+                        for f in [&cut, &redacted] {
+                            let want: Vec<Match> = k.hits(f).collect();
+                            assert_eq!(k.hits_memo(f, &memo), want, "{lines} {head_end} {tail_start} {marker:?}");
+                            if f.len() >= crate::stages::redact::DFA_MIN_TEXT {
+                                assert_eq!(k.hits_long(f).collect::<Vec<_>>(), want);
+                            }
+                        }
+                        // Both parts were found: the memo did the work.
+                        let c = copies_of(cut.as_bytes(), t.as_bytes(), 2 * k.longest());
+                        assert_eq!(c.len(), 2, "{c:?} {lines} {head_end} {tail_start} {marker:?} {}", t.len());
+                    }
+                }
             }
         }
     }

@@ -63,8 +63,9 @@ impl<'p> Pass<'p> {
     }
 
     /// The same pass keeping the keyword hits of the first long text it
-    /// scans in `memo`, for the rendered texts that show that one whole
-    /// (the same spans, found with less of the keyword pass).
+    /// scans in `memo`, for the rendered texts that show that one whole or
+    /// as a head and a tail (the same spans, found with less of the
+    /// keyword pass).
     pub fn memo(self, memo: &'p HitsMemo) -> Self {
         Self { memo: Some(memo), ..self }
     }

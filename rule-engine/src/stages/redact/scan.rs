@@ -203,8 +203,8 @@ impl Ruleset {
             slot[ri] as usize
         };
         let hits = match memo {
-            _ if text.len() >= DFA_MIN_TEXT => self.keywords.hits_long(text),
             Some(memo) => Box::new(self.keywords.hits_memo(text, memo).into_iter()),
+            None if text.len() >= DFA_MIN_TEXT => self.keywords.hits_long(text),
             None => self.keywords.hits(text),
         };
         // A keyword hit inside a redaction's marker read as opaque starts no rule.

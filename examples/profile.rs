@@ -9,7 +9,9 @@
 //!
 //! Usage: `profile MODE [KIB] [N]`
 //!
-//! - `warm KIB N`: `sanitize` of a KIB service log through the wasm host, N times;
+//! - `warm KIB N`: `sanitize` of a KIB service log through the wasm host, N times,
+//!   with the fuel each call burned (the same on any machine: compare builds
+//!   by it where timings are noisy);
 //! - `fresh - N`: a fresh pipeline instance (a newly loaded default pack) to
 //!   its first tokenized result (16 KiB), N times;
 //! - `tenant - N`: a tenant's pack (the default rules and one of its own,
@@ -80,11 +82,14 @@ fn main() {
             o.tool = "logs".into();
             o.max_bytes = Some(2 << 20);
             s.sanitize(&input, &o).expect("sanitize");
+            let fuel = s.metrics().fuel;
             let t = Instant::now();
             for _ in 0..n {
                 s.sanitize(&input, &o).expect("sanitize");
             }
-            println!("warm sanitize {kib} KiB: {:?} per call", per(t));
+            let d = per(t);
+            let fuel = (s.metrics().fuel - fuel) / n.max(1) as u64;
+            println!("warm sanitize {kib} KiB: {d:?} per call, {fuel} fuel per call");
         }
         "fresh" => {
             let s = Sanitizer::new(Limits::default()).expect("sanitizer");
@@ -143,6 +148,7 @@ fn main() {
             o.call_id = "call_1".into();
             o.input = result_sanitizer_rule_engine::api::InputKind::Mcp;
             o.recall_bytes = Some(input.len() as u64);
+            let mut fuel = None;
             let t = if mode == "native-mcp" {
                 let pack = native_pack();
                 let t = Instant::now();
@@ -155,13 +161,16 @@ fn main() {
                 let o = result_sanitizer_host::options_from_json(&serde_json::to_value(&o).expect("options serialize"))
                     .expect("options convert");
                 s.sanitize(&input, &o).expect("sanitize");
+                let before = s.metrics().fuel;
                 let t = Instant::now();
                 for _ in 0..n {
                     s.sanitize(&input, &o).expect("sanitize");
                 }
+                fuel = Some((s.metrics().fuel - before) / n.max(1) as u64);
                 t
             };
-            println!("{mode} {kib} KiB read_text_file result: {:?} per call", per(t));
+            let fuel = fuel.map_or(String::new(), |f| format!(", {f} fuel per call"));
+            println!("{mode} {kib} KiB read_text_file result: {:?} per call{fuel}", per(t));
         }
         "redact-clean" | "redact-dense" => {
             let pack = native_pack();

@@ -17,17 +17,22 @@ fn metrics_count_results_cuts_and_redactions_and_emit_events() {
     let buf = Arc::new(Mutex::new(Vec::<u8>::new()));
     let sink = buf.clone();
     let subscriber = tracing_subscriber::fmt().with_writer(move || Writer(sink.clone())).with_ansi(false).finish();
+    let mut fuel = Vec::new();
     tracing::subscriber::with_default(subscriber, || {
         s.sanitize(format!("token {GH}").as_bytes(), &opts("a")).unwrap();
+        fuel.push(s.metrics().fuel);
         let mut o = opts("b");
         o.max_tokens = Some(300);
         s.sanitize("word ".repeat(5000).as_bytes(), &o).unwrap();
+        fuel.push(s.metrics().fuel);
         o.max_tokens = Some(1);
         assert!(s.sanitize(b"x", &o).is_err());
     });
     let m = s.metrics();
     assert_eq!((m.results, m.truncated, m.redacted, m.errors), (2, 1, 1, 1), "{m:?}");
     assert_eq!(m.redactions_by_rule.get("github-token"), Some(&1));
+    // Every call's fuel is counted, the failed one's too.
+    assert!(0 < fuel[0] && fuel[0] < fuel[1] && fuel[1] < m.fuel, "{fuel:?} {}", m.fuel);
     let log = String::from_utf8(buf.lock().unwrap().clone()).unwrap();
     assert_eq!(log.matches("sanitized").count(), 2, "{log}");
     assert!(log.contains("sanitize failed"));

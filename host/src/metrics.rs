@@ -1,4 +1,5 @@
-//! Counters a host exports: results seen, cut, redacted (by rule), recalls.
+//! Counters a host exports: results seen, cut, redacted (by rule), recalls,
+//! and the fuel the pipeline burned.
 //!
 //! Each result also emits a `tracing` event (target `result_sanitizer`)
 //! with the same facts and no content: class, strategy, whether it was
@@ -19,6 +20,7 @@ pub struct Metrics {
     errors: AtomicU64,
     recalls: AtomicU64,
     recalls_after_truncation: AtomicU64,
+    fuel: AtomicU64,
     by_rule: Mutex<BTreeMap<String, u64>>,
 }
 
@@ -39,6 +41,11 @@ pub struct MetricsSnapshot {
     pub recalls_after_truncation: u64,
     /// Redactions by rule id.
     pub redactions_by_rule: BTreeMap<String, u64>,
+    /// Fuel the pipeline's calls burned, failed ones included (about one
+    /// unit per wasm instruction; a pack's calls run on their own fuel and
+    /// are not in it): the work done, the same on any machine, for cost
+    /// accounting and for comparing builds where timings are noisy.
+    pub fuel: u64,
 }
 
 impl Metrics {
@@ -75,6 +82,11 @@ impl Metrics {
         tracing::warn!(target: "result_sanitizer", error = %e, "sanitize failed");
     }
 
+    /// Adds the fuel one call into the pipeline burned.
+    pub(crate) fn fuel(&self, used: u64) {
+        self.fuel.fetch_add(used, Relaxed);
+    }
+
     /// Counts a recall.
     pub(crate) fn recall(&self, after_truncation: bool) {
         self.recalls.fetch_add(1, Relaxed);
@@ -94,6 +106,7 @@ impl Metrics {
             recalls: self.recalls.load(Relaxed),
             recalls_after_truncation: self.recalls_after_truncation.load(Relaxed),
             redactions_by_rule: self.by_rule.lock().expect("metrics lock").clone(),
+            fuel: self.fuel.load(Relaxed),
         }
     }
 }

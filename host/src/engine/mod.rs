@@ -281,6 +281,7 @@ impl Sanitizer {
             limits: self.limits,
             platform: &self.platform,
             peak: &self.peak,
+            metrics: &self.metrics,
         };
         instances.with_live(pack, f)
     }

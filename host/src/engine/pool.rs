@@ -25,6 +25,7 @@ use crate::bindings::pack::Pack;
 use crate::bindings::pipeline::Pipeline;
 use crate::error::{Guest, Result};
 use crate::limits::Limits;
+use crate::metrics::Metrics;
 
 /// Most idle live instances kept per pack.
 const POOL_MAX: usize = 8;
@@ -37,6 +38,8 @@ pub(super) struct Instances<'a> {
     /// The platform's floor, linked into every instance.
     pub(super) platform: &'a LoadedPack,
     pub(super) peak: &'a Arc<AtomicUsize>,
+    /// Where the fuel each call burns is counted.
+    pub(super) metrics: &'a Metrics,
 }
 
 impl Instances<'_> {
@@ -95,7 +98,9 @@ impl Instances<'_> {
         store.data_mut().memory_hit = None;
         store.data_mut().last_guest = None;
         store.data_mut().too_large = None;
-        match f(store, &live.pipeline) {
+        let result = f(store, &live.pipeline);
+        self.metrics.fuel(self.limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0)));
+        match result {
             Ok(r) => {
                 let mut pool = pack.pool.lock().expect("pool lock");
                 // A burst of concurrent calls does not pin its instances

@@ -102,6 +102,12 @@ pub fn media_over_tokens(i: usize, ty: &str, mime: &str, tokens: u32, max_tokens
     )
 }
 
+/// An MCP image or audio block that is not what such a block must be
+/// (`why`: its type or data; see `support::media`).
+pub fn media_malformed(i: usize, ty: &str, why: &str) -> String {
+    format!("{PREFIX} content block {i} ({ty}) omitted: {why}.]")
+}
+
 /// An embedded binary MCP resource.
 pub fn binary_resource(i: usize, mime: &str, bytes: usize) -> String {
     format!("{PREFIX} content block {i} (embedded binary resource, {mime}, {bytes} bytes of base64) omitted.]")

@@ -7,9 +7,10 @@
 //!   line; a `blob` is omitted with a marker (binary);
 //! * blocks annotated `audience: ["user"]` (for the user, not the model)
 //!   are left out and counted;
-//! * `image` and `audio` pass through when their base64 data fits the byte
-//!   cap and their estimated tokens ([`crate::support::media`]) fit half the token
-//!   budget (all media together), else they are omitted with a marker;
+//! * `image` and `audio` pass through when their `mimeType` is a media
+//!   type, their data base64 that fits the byte cap, and their estimated
+//!   tokens ([`crate::support::media`]) fit half the token budget (all
+//!   media together), else they are omitted with a marker;
 //! * `resource_link` passes through with its strings redacted;
 //! * `structuredContent` passes through with every string redacted (the
 //!   pipeline then checks its share of the token budget).
@@ -37,6 +38,7 @@ use crate::api::{Budget, SanitizeError};
 use crate::markup::{defang, notice};
 use crate::stages::redact::Pass;
 use crate::stages::wrap::Extra;
+use crate::support::media;
 use crate::support::text::same_bytes;
 
 /// A parsed and triaged MCP result.
@@ -123,14 +125,16 @@ pub fn parse(
             "image" | "audio" => {
                 let data = block.get("data").and_then(Value::as_str).unwrap_or("");
                 let mime = block.get("mimeType").and_then(Value::as_str).unwrap_or("application/octet-stream");
-                if data.len() as u64 > budget.max_bytes {
+                // Forwarded as written, and the type quoted in notices: only
+                // a media type and base64 pass (see `support::media`).
+                if !media::is_media_type(mime) {
+                    notes.push(notice::media_malformed(i, ty, "its mimeType is not a media type"));
+                } else if !media::is_base64(data) {
+                    notes.push(notice::media_malformed(i, ty, "its data is not base64"));
+                } else if data.len() as u64 > budget.max_bytes {
                     notes.push(notice::media_over_cap(i, ty, mime, data.len(), budget.max_bytes));
                 } else {
-                    let est = if ty == "image" {
-                        crate::support::media::image_tokens(data)
-                    } else {
-                        crate::support::media::audio_tokens(data)
-                    };
+                    let est = if ty == "image" { media::image_tokens(data) } else { media::audio_tokens(data) };
                     if media_tokens.saturating_add(est) > budget.max_tokens / 2 {
                         notes.push(notice::media_over_tokens(i, ty, mime, est, budget.max_tokens));
                     } else if ty == "image" {
@@ -157,6 +161,7 @@ pub fn parse(
                 } else {
                     let n = r.get("blob").and_then(Value::as_str).map_or(0, str::len);
                     let mime = r.get("mimeType").and_then(Value::as_str).unwrap_or("application/octet-stream");
+                    let mime = if media::is_media_type(mime) { mime } else { "an invalid mimeType" };
                     notes.push(notice::binary_resource(i, mime, n));
                 }
             }

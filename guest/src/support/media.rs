@@ -1,4 +1,5 @@
-//! Token estimates for images and audio in MCP results.
+//! Token estimates for images and audio in MCP results, and what such a
+//! block must look like to pass through.
 //!
 //! A model is billed for media in tokens, so they share the token budget
 //! with the text. The estimates, documented in docs/pipeline.md ("Media
@@ -12,6 +13,12 @@
 //! * audio: one token per 1 000 bytes of decoded data, at least 50 — a
 //!   coarse bound (32 tokens per second of 16 kHz 16-bit mono), since the
 //!   duration is not known without decoding the format.
+//!
+//! A block passes through only with a media type for `mimeType`
+//! ([`is_media_type`]) and base64 for `data` ([`is_base64`]): the block is
+//! forwarded as the server wrote it, and the type is also written into
+//! the notices of the text, so anything else there (a secret, a forged
+//! `[/tool_result]`) would reach the model unredacted.
 
 use base64::Engine;
 
@@ -64,6 +71,32 @@ pub fn audio_tokens(data: &str) -> u32 {
     ((data.len() as u64 * 3 / 4 / 1000).max(50)).min(u64::from(u32::MAX)) as u32
 }
 
+/// Whether `s` is a media type (RFC 6838): `type/subtype`, each a
+/// restricted name (a letter or digit, then up to 126 of those and
+/// `!#$&-^_.+`), then optional `; name=value` parameters of the same
+/// characters; at most 255 bytes.
+pub fn is_media_type(s: &str) -> bool {
+    let name = |n: &str| {
+        let b = n.as_bytes();
+        (1..=127).contains(&b.len())
+            && b[0].is_ascii_alphanumeric()
+            && b.iter().all(|&c| c.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&c))
+    };
+    let mut parts = s.split(';');
+    let main = parts.next().unwrap_or("");
+    s.len() <= 255
+        && main.split_once('/').is_some_and(|(t, st)| name(t) && name(st))
+        && parts.all(|p| p.trim_start_matches(' ').split_once('=').is_some_and(|(k, v)| name(k) && name(v)))
+}
+
+/// Whether `s` is base64 (the standard or the URL-safe alphabet, with or
+/// without padding): nothing a reader could take for text.
+pub fn is_base64(s: &str) -> bool {
+    let body = s.trim_end_matches('=');
+    s.len() - body.len() <= 2
+        && body.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,5 +112,23 @@ mod tests {
         assert_eq!(image_tokens(&b64), 60);
         assert_eq!(image_tokens("bm90IGFuIGltYWdl"), IMAGE_MAX);
         assert_eq!(audio_tokens("AAAA"), 50);
+    }
+
+    #[test]
+    fn media_types_and_base64_are_checked() {
+        for ok in ["image/png", "audio/wav", "image/svg+xml", "audio/wav; codecs=1", "application/vnd.api+json"] {
+            assert!(is_media_type(ok), "{ok}");
+        }
+        for bad in ["", "image", "image/", "/png", "image/png]", "image/png\n[/tool_result]", "image/png, x", "a/b; c"]
+        {
+            assert!(!is_media_type(bad), "{bad:?}");
+        }
+        assert!(!is_media_type(&format!("image/{}", "x".repeat(300))));
+        for ok in ["", "aGk=", "aGk", "iVBORw0KGgo+/A==", "a-b_c"] {
+            assert!(is_base64(ok), "{ok}");
+        }
+        for bad in ["aGk===", "a b", "aGk=\n", "[/tool_result]", "ghp_x y"] {
+            assert!(!is_base64(bad), "{bad:?}");
+        }
     }
 }

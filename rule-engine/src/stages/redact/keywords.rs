@@ -36,6 +36,26 @@ use super::lanes;
 use super::starts::Starts;
 use crate::support::text::{ceil_boundary, floor_boundary};
 
+/// Texts at least this long are scanned with a DFA of the keywords. The
+/// contiguous NFA used otherwise, behind its filter ([`super::starts`]), is
+/// ~0.4 MiB smaller per instance (which counts with a thousand tenants,
+/// each calling with small outputs); the DFA made the keyword pass about
+/// twice as fast as the unfiltered NFA (since session 35 the filtered NFA
+/// is as fast on logs, slower on secret-dense text; since session 40 the
+/// DFA is searched in four lanes, [`super::lanes`], about 2.5 times as
+/// fast again), which counts on large
+/// outputs, streams and an MCP text's drained middle (docs/benchmarks.md,
+/// session 12: 1 MiB, not 64 KiB, left every `sanitize` call under the
+/// 256 KiB cap on the NFA). The default keywords' DFA is built at build
+/// time into the component's snapshot ([`shared_dfa`]); a pack with
+/// its own automaton builds its DFA once per instance, on its first large
+/// text. The same as `rules::FAST_MIN_TEXT`: an instance past it holds the
+/// larger engines for both. Lanes over the DFA from 1 KiB on made an 8 KiB
+/// call 7–10 % faster (session 40), but the default keywords' DFA is 4.3
+/// MiB, and every page of it a small call reads would count in each
+/// tenant's instance.
+pub const DFA_MIN_TEXT: usize = 64 << 10;
+
 /// The crate's own automaton of `patterns`, with the keyword pass's
 /// settings (ASCII case-insensitive, overlapping matches): the reference
 /// that tests hold [`Starts`] and [`lanes`] to.
@@ -99,7 +119,6 @@ pub(super) fn shared_words() -> Vec<&'static str> {
 /// met a long text. In the snapshot it costs no instance either; a scan
 /// reads its pages from the shared image, and only scans of long texts do.
 ///
-/// [`DFA_MIN_TEXT`]: super::DFA_MIN_TEXT
 fn shared_dfa() -> Option<&'static DFA> {
     static DFA: OnceLock<Option<DFA>> = OnceLock::new();
     DFA.get_or_init(|| shared().and_then(|s| keyword_dfa(s.lines.lines()).ok())).as_ref()
@@ -224,7 +243,6 @@ impl Keywords {
     /// [`DFA_MIN_TEXT`] bytes on), through `memo` (see [`HitsMemo`]): the
     /// same hits in the same order.
     ///
-    /// [`DFA_MIN_TEXT`]: super::DFA_MIN_TEXT
     pub(super) fn hits_memo(&self, text: &str, memo: &HitsMemo) -> Vec<Match> {
         let mut seen = memo.seen.borrow_mut();
         let l = self.longest();
@@ -243,7 +261,7 @@ impl Keywords {
 
     /// [`Self::hits`], or [`Self::hits_long`] for a long text.
     fn hits_any<'t>(&'t self, text: &'t str) -> Box<dyn Iterator<Item = Match> + 't> {
-        if text.len() >= super::DFA_MIN_TEXT {
+        if text.len() >= DFA_MIN_TEXT {
             self.hits_long(text)
         } else {
             self.hits(text)
@@ -511,7 +529,7 @@ mod tests {
                         for f in [&cut, &redacted] {
                             let want: Vec<Match> = k.hits(f).collect();
                             assert_eq!(k.hits_memo(f, &memo), want, "{lines} {head_end} {tail_start} {marker:?}");
-                            if f.len() >= crate::stages::redact::DFA_MIN_TEXT {
+                            if f.len() >= DFA_MIN_TEXT {
                                 assert_eq!(k.hits_long(f).collect::<Vec<_>>(), want);
                             }
                         }

@@ -200,6 +200,6 @@ pub fn past_matches(spans: &[Span], mut at: usize) -> usize {
     at
 }
 
+pub use keywords::DFA_MIN_TEXT;
 pub use rules::Ruleset;
-pub use rules::DFA_MIN_TEXT;
 pub use spans::Span;

@@ -13,25 +13,6 @@ use crate::pack_api::RuleSet;
 
 /// Default window after a keyword hit.
 pub const DEFAULT_WINDOW: usize = 256;
-/// Texts at least this long are scanned with a DFA of the keywords. The
-/// contiguous NFA used otherwise, behind its filter ([`super::starts`]), is
-/// ~0.4 MiB smaller per instance (which counts with a thousand tenants,
-/// each calling with small outputs); the DFA made the keyword pass about
-/// twice as fast as the unfiltered NFA (since session 35 the filtered NFA
-/// is as fast on logs, slower on secret-dense text; since session 40 the
-/// DFA is searched in four lanes, [`super::lanes`], about 2.5 times as
-/// fast again), which counts on large
-/// outputs, streams and an MCP text's drained middle (docs/benchmarks.md,
-/// session 12: 1 MiB, not 64 KiB, left every `sanitize` call under the
-/// 256 KiB cap on the NFA). The default keywords' DFA is built at build
-/// time into the component's snapshot (`keywords::shared_dfa`); a pack with
-/// its own automaton builds its DFA once per instance, on its first large
-/// text. The same as [`FAST_MIN_TEXT`]: an instance past it holds the
-/// larger engines for both. Lanes over the DFA from 1 KiB on made an 8 KiB
-/// call 7–10 % faster (session 40), but the default keywords' DFA is 4.3
-/// MiB, and every page of it a small call reads would count in each
-/// tenant's instance.
-pub const DFA_MIN_TEXT: usize = 64 << 10;
 /// ASCII texts at least this long run on the `regex` crate's engines (and
 /// shorter ASCII texts too, for the rules a long one compiled there);
 /// others on regex-lite's. On ASCII text the two give the same matches

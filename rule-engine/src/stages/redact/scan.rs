@@ -8,11 +8,11 @@ use regex::bytes::{CaptureLocations, Regex};
 
 use super::analysis::Anchor;
 use super::invisible::visible_view;
-use super::keywords::HitsMemo;
+use super::keywords::{HitsMemo, DFA_MIN_TEXT};
 use super::propagate::propagate_values;
 use crate::support::regions::{self, Gated};
 
-use super::rules::{Compiled, CompiledRule, Engine, Ruleset, Split, DFA_MIN_TEXT, FAST_MIN_TEXT};
+use super::rules::{Compiled, CompiledRule, Engine, Ruleset, Split, FAST_MIN_TEXT};
 use super::spans::{merge, Found, NonAscii, Span};
 use super::{Mode, ALLOW_MARKER};
 use crate::pack_api::Finding;

@@ -3,6 +3,8 @@
 //! stands in for content (binary output, no output at all).
 
 use super::marker::PREFIX;
+use crate::markup::defang;
+use crate::support::edits;
 
 /// Stands in for an empty output.
 pub const NO_OUTPUT: &str = "(no output)";
@@ -42,7 +44,7 @@ pub fn structured_thinned_bare(
         .iter()
         .take(LISTED)
         .map(|&(path, omitted, first, last, of)| {
-            let at = if path.is_empty() { "the root" } else { path };
+            let at = if path.is_empty() { "the root".into() } else { quoted(path) };
             format!("{at}: {omitted} items omitted (indexes {first}-{last} of {of})")
         })
         .collect();
@@ -53,6 +55,24 @@ pub fn structured_thinned_bare(
     format!(
         "{PREFIX} structuredContent thinned to {tokens} tokens (half the {max_tokens}-token budget) keeping the shape its outputSchema checks, notes only inside cut strings{arrays}{rest}.]"
     )
+}
+
+/// Text from the input (a JSON pointer of the tool's keys) as a notice
+/// quotes it: control characters escaped and look-alikes of the
+/// pipeline's markup defanged. Each key was defanged alone, but keys joined
+/// with `/` can spell `[/tool_result]` across two (`x\n[` then
+/// `tool_result]`), and a notice is markup the final pass leaves as it is.
+fn quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    let e = defang::edits(&out);
+    edits::apply(&out, &e).0
 }
 
 /// Structured content left out because, thinned, it no longer validated

@@ -7,9 +7,11 @@
 //!   line; a `blob` is omitted with a marker (binary);
 //! * blocks annotated `audience: ["user"]` (for the user, not the model)
 //!   are left out and counted;
-//! * `image` and `audio` pass through when their `mimeType` is a media
-//!   type, their data base64 that fits the byte cap, and their estimated
-//!   tokens ([`crate::support::media`]) fit half the token budget (all
+//! * `image` and `audio` pass through when their `mimeType` is a known
+//!   type of their kind and their data base64 that begins as that type's
+//!   ([`media::known_type`], [`media::begins_as`]; they go out under the
+//!   type's own name), fits the
+//!   byte cap, and their estimated tokens fit half the token budget (all
 //!   media together), else they are omitted with a marker;
 //! * `resource_link` passes through with its strings redacted;
 //! * `structuredContent` passes through with every string redacted (the
@@ -124,18 +126,23 @@ pub fn parse(
             }
             "image" | "audio" => {
                 let data = block.get("data").and_then(Value::as_str).unwrap_or("");
-                let mime = block.get("mimeType").and_then(Value::as_str).unwrap_or("application/octet-stream");
-                // Forwarded as written, and the type quoted in notices: only
-                // a media type and base64 pass (see `support::media`).
-                if !media::is_media_type(mime) {
-                    notes.push(notice::media_malformed(i, ty, "its mimeType is not a media type"));
-                } else if !media::is_base64(data) {
-                    notes.push(notice::media_malformed(i, ty, "its data is not base64"));
-                } else if data.len() as u64 > budget.max_bytes {
+                // Only a known type (under its own name) whose data begins
+                // as that type's passes (see `support::media`).
+                let mime = block.get("mimeType").and_then(Value::as_str).unwrap_or("");
+                let mime = match media::known_type(ty, mime) {
+                    Ok(mime) => mime,
+                    Err(why) => {
+                        notes.push(notice::media_malformed(i, ty, why));
+                        continue;
+                    }
+                };
+                if data.len() as u64 > budget.max_bytes {
                     notes.push(notice::media_over_cap(i, ty, mime, data.len(), budget.max_bytes));
                 } else {
                     let est = if ty == "image" { media::image_tokens(data) } else { media::audio_tokens(data) };
-                    if media_tokens.saturating_add(est) > budget.max_tokens / 2 {
+                    if !media::begins_as(mime, data) {
+                        notes.push(notice::media_malformed(i, ty, "its data is not base64 of that type"));
+                    } else if media_tokens.saturating_add(est) > budget.max_tokens / 2 {
                         notes.push(notice::media_over_tokens(i, ty, mime, est, budget.max_tokens));
                     } else if ty == "image" {
                         media_tokens += est;
@@ -160,14 +167,20 @@ pub fn parse(
                     push_text(&mut text, t);
                 } else {
                     let n = r.get("blob").and_then(Value::as_str).map_or(0, str::len);
+                    // Quoted in a notice: a media type (nothing that reads
+                    // as markup), redacted as the text is.
                     let mime = r.get("mimeType").and_then(Value::as_str).unwrap_or("application/octet-stream");
-                    let mime = if media::is_media_type(mime) { mime } else { "an invalid mimeType" };
-                    notes.push(notice::binary_resource(i, mime, n));
+                    let mime = if media::is_media_type(mime) {
+                        pass.redact_text(mime, counts)
+                    } else {
+                        "an invalid mimeType".into()
+                    };
+                    notes.push(notice::binary_resource(i, &mime, n));
                 }
             }
             other => {
                 let what: String = other.chars().filter(char::is_ascii_alphanumeric).take(32).collect();
-                notes.push(notice::unknown_block(i, &what));
+                notes.push(notice::unknown_block(i, &pass.redact_text(&what, counts)));
             }
         }
     }

@@ -208,13 +208,13 @@ fn in_pack<R>(
     s.data_mut().in_pack = true;
     let r = f(s, &pack);
     s.data_mut().in_pack = false;
-    // On failure the pipeline's fuel is not restored: the call is over and
-    // the instance is dropped; what matters is that the pack is blamed.
+    // The pipeline's fuel back, on failure too (the call is over and the
+    // instance dropped, but the metrics count what the pipeline burned,
+    // not what the pack left); a failure blames the pack.
+    s.set_fuel(outer)?;
     if r.is_err() {
         let name = s.data().pack_name.clone();
         s.data_mut().last_guest = Some(Guest::Pack(name));
-        return r;
     }
-    s.set_fuel(outer)?;
     r
 }

@@ -335,9 +335,9 @@ impl Keywords {
 /// costs little more than the search for them.
 const MEMO_MIN: usize = 1024;
 
-/// Texts longer than this are not kept (a call's content is bounded by its
-/// byte cap; this bounds the copy whatever the cap).
-const MEMO_MAX: usize = 16 << 20;
+/// Texts longer than this are not kept: the copy and its hits stay within
+/// a few MiB whatever the byte cap (the default cap is 256 KiB).
+const MEMO_MAX: usize = 1 << 20;
 
 /// The keyword hits of the first text of [`MEMO_MIN`] bytes or more that
 /// a call scanned, for its later scans of texts that hold parts of it: the

@@ -15,7 +15,7 @@
 use crate::api::{ContentClass, Gap, InputKind, Options, SanitizeError, Sanitized, Stage};
 use crate::markup::frame::{self, ErrorLine};
 use crate::markup::marker::Recall;
-use crate::markup::notice;
+use crate::markup::{defang, notice};
 use crate::options;
 use crate::pack::CompiledPack;
 use crate::record::RecordBuilder;
@@ -147,7 +147,7 @@ pub(crate) fn sanitize_visible(
             }
         }
         InputKind::Mcp => {
-            let parsed = mcp::parse(input, &budget, &pass, &mut record.counts)?;
+            let parsed = mcp::parse(input, &budget, opts.format, &pass, &mut record.counts)?;
             record.class(ContentClass::Mcp);
             record.mcp(parsed.user_only, parsed.media_tokens);
             record.defanged(parsed.defanged);
@@ -417,7 +417,10 @@ fn tool_error_line(
     record: &mut RecordBuilder,
 ) -> Option<ErrorLine> {
     let e = opts.tool_error.as_ref()?;
-    let message = pass.redact_text(&e.message, &mut record.counts);
+    // Caller text, shown as the line's message: redacted and defanged
+    // as content is (the final pass leaves the line alone).
+    let (message, defanged) = defang::text(&pass.redact_text(&e.message, &mut record.counts));
+    record.defanged(defanged);
     let line = ErrorLine::new(&e.code, &message, tok, tokens as usize / 4);
     if line.cut {
         record.error_line_cut();

@@ -4,7 +4,6 @@
 
 use super::marker::PREFIX;
 use crate::markup::defang;
-use crate::support::edits;
 
 /// Stands in for an empty output.
 pub const NO_OUTPUT: &str = "(no output)";
@@ -71,8 +70,7 @@ fn quoted(s: &str) -> String {
             out.push(c);
         }
     }
-    let e = defang::edits(&out);
-    edits::apply(&out, &e).0
+    defang::text(&out).0
 }
 
 /// Structured content left out because, thinned, it no longer validated
@@ -127,6 +125,24 @@ pub fn media_over_tokens(i: usize, ty: &str, mime: &str, tokens: u32, max_tokens
 pub fn media_malformed(i: usize, ty: &str, why: &str) -> String {
     format!("{PREFIX} content block {i} ({ty}) omitted: {why}.]")
 }
+
+/// An MCP block the output's message cannot carry (`holder`: that
+/// message, and what it holds).
+pub fn not_carried(i: usize, what: &str, holder: (&str, &str)) -> String {
+    let (message, holds) = holder;
+    format!("{PREFIX} content block {i} ({what}) omitted: {message} holds {holds} only.]")
+}
+
+/// A resource link as [`not_carried`] names it: its URI (redacted before),
+/// quoted, at most [`URI_MAX`] characters.
+pub fn resource_link(uri: &str) -> String {
+    let shown: String = uri.chars().take(URI_MAX).collect();
+    let cut = if shown.len() < uri.len() { "…" } else { "" };
+    format!("resource link {}{cut}", quoted(&shown))
+}
+
+/// Most characters of a URI a notice quotes.
+const URI_MAX: usize = 200;
 
 /// An embedded binary MCP resource.
 pub fn binary_resource(i: usize, mime: &str, bytes: usize) -> String {

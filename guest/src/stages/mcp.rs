@@ -7,11 +7,10 @@
 //!   line; a `blob` is omitted with a marker (binary);
 //! * blocks annotated `audience: ["user"]` (for the user, not the model)
 //!   are left out and counted;
-//! * `image` and `audio` pass through when their `mimeType` is a known
-//!   type of their kind and their data base64 that begins as that type's
-//!   ([`media::known_type`], [`media::begins_as`]; they go out under the
-//!   type's own name), fits the
-//!   byte cap, and their estimated tokens fit half the token budget (all
+//! * `image` and `audio` pass through when their data is base64 that
+//!   begins as a known type of their kind does (their `mimeType` first;
+//!   they go out under the type's own name, [`media::known_type`]), fits
+//!   the byte cap, and their estimated tokens fit half the token budget (all
 //!   media together), else they are omitted with a marker;
 //! * `resource_link` passes through with its strings redacted;
 //! * `structuredContent` passes through with every string redacted (the
@@ -36,7 +35,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::api::{Budget, SanitizeError};
+use crate::api::{Budget, OutputFormat, SanitizeError};
 use crate::markup::{defang, notice};
 use crate::stages::redact::Pass;
 use crate::stages::wrap::Extra;
@@ -77,6 +76,7 @@ fn bad(m: &str) -> SanitizeError {
 pub fn parse(
     input: &[u8],
     budget: &Budget,
+    format: OutputFormat,
     pass: &Pass,
     counts: &mut BTreeMap<String, u32>,
 ) -> Result<Parsed, SanitizeError> {
@@ -124,13 +124,16 @@ pub fn parse(
                 let t = block.get("text").and_then(Value::as_str).ok_or_else(|| bad("text block without text"))?;
                 push_text(&mut text, t);
             }
+            "image" | "audio" if !carries(format, ty) => {
+                notes.push(notice::not_carried(i, ty, holder(format)));
+            }
             "image" | "audio" => {
                 let data = block.get("data").and_then(Value::as_str).unwrap_or("");
-                // Only a known type (under its own name) whose data begins
-                // as that type's passes (see `support::media`).
+                // Only data that begins as a known type's passes, under
+                // that type's name (see `support::media`).
                 let mime = block.get("mimeType").and_then(Value::as_str).unwrap_or("");
-                let mime = match media::known_type(ty, mime) {
-                    Ok(mime) => mime,
+                let mime = match media::known_type(ty, mime, data) {
+                    Ok(known) => known.name,
                     Err(why) => {
                         notes.push(notice::media_malformed(i, ty, why));
                         continue;
@@ -138,26 +141,30 @@ pub fn parse(
                 };
                 if data.len() as u64 > budget.max_bytes {
                     notes.push(notice::media_over_cap(i, ty, mime, data.len(), budget.max_bytes));
-                } else {
-                    let est = if ty == "image" { media::image_tokens(data) } else { media::audio_tokens(data) };
-                    if !media::begins_as(mime, data) {
-                        notes.push(notice::media_malformed(i, ty, "its data is not base64 of that type"));
-                    } else if media_tokens.saturating_add(est) > budget.max_tokens / 2 {
-                        notes.push(notice::media_over_tokens(i, ty, mime, est, budget.max_tokens));
-                    } else if ty == "image" {
-                        media_tokens += est;
-                        extras.push(Extra::Image { data: data.into(), mime: mime.into() });
-                    } else {
-                        media_tokens += est;
-                        extras.push(Extra::Audio { data: data.into(), mime: mime.into() });
-                    }
+                    continue;
                 }
+                let est = if ty == "image" { media::image_tokens(data) } else { media::audio_tokens(data) };
+                if media_tokens.saturating_add(est) > budget.max_tokens / 2 {
+                    notes.push(notice::media_over_tokens(i, ty, mime, est, budget.max_tokens));
+                    continue;
+                }
+                media_tokens += est;
+                extras.push(if ty == "image" {
+                    Extra::Image { data: data.into(), mime: mime.into() }
+                } else {
+                    Extra::Audio { data: data.into(), mime: mime.into() }
+                });
             }
             "resource_link" => {
                 let mut link = block.clone();
                 pass.redact_json(&mut link, counts);
                 defanged += defang::json(&mut link, &[]);
-                extras.push(Extra::ResourceLink(link));
+                if carries(format, ty) {
+                    extras.push(Extra::ResourceLink(link));
+                } else {
+                    let uri = link.get("uri").and_then(Value::as_str).unwrap_or("");
+                    notes.push(notice::not_carried(i, &notice::resource_link(uri), holder(format)));
+                }
             }
             "resource" => {
                 let r = block.get("resource").ok_or_else(|| bad("resource block without resource"))?;
@@ -195,6 +202,28 @@ pub fn parse(
         s
     });
     Ok(Parsed { text, extras, structured, is_error, notes, user_only, media_tokens, twins, defanged })
+}
+
+/// Whether a message of `format` carries a block of type `ty` (one passed
+/// through): an OpenAI tool message holds text only, an Anthropic
+/// `tool_result` text and images. A block it cannot carry is omitted with
+/// a notice, not dropped unsaid, and its tokens are not counted.
+fn carries(format: OutputFormat, ty: &str) -> bool {
+    match format {
+        OutputFormat::Mcp => true,
+        OutputFormat::Anthropic => ty == "image",
+        OutputFormat::Openai => false,
+    }
+}
+
+/// The message of `format` and what it holds, as [`notice::not_carried`]
+/// says it.
+fn holder(format: OutputFormat) -> (&'static str, &'static str) {
+    match format {
+        OutputFormat::Mcp => ("an MCP result", "every block type"),
+        OutputFormat::Anthropic => ("an Anthropic tool_result", "text and images"),
+        OutputFormat::Openai => ("an OpenAI tool message", "text"),
+    }
 }
 
 /// Whether a string of `v` (keys too) satisfies `f`.

@@ -27,7 +27,7 @@ use aho_corasick::AhoCorasick;
 use crate::api::GapLine;
 use crate::markup::defang;
 use crate::markup::marker;
-use crate::support::edits::{self, OffsetMap};
+use crate::support::edits::OffsetMap;
 use crate::support::text::floor_boundary;
 
 pub(crate) use crate::support::error_words::WORDS;
@@ -199,7 +199,7 @@ pub fn excerpt(
     let render_drained = |g: &GapLine, first_line: u64| {
         let one: String = g.text.chars().map(|c| if c == '\n' || c == '\r' { ' ' } else { c }).collect();
         let end = floor_boundary(&one, LINE_MAX);
-        let (safe, _) = edits::apply(&one[..end], &defang::edits(&one[..end]));
+        let (safe, _) = defang::text(&one[..end]);
         marker::error_line_excerpt(first_line + g.line, &safe, g.cut || end < one.len())
     };
     let item = |k: usize| -> Option<String> {
@@ -273,6 +273,7 @@ pub fn excerpt(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::support::edits;
 
     /// Every occurrence of a word, as the redaction's keyword pass finds
     /// them (overlapping, ASCII case-insensitive).

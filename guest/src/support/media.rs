@@ -14,9 +14,9 @@
 //!   coarse bound (32 tokens per second of 16 kHz 16-bit mono), since the
 //!   duration is not known without decoding the format.
 //!
-//! A block passes through only with a known image or audio type for
-//! `mimeType` and base64 data that begins as that type does
-//! ([`known_type`], [`begins_as`]): the block is forwarded with its data as written, so
+//! A block passes through only with base64 data that begins as a known
+//! image or audio type's does, and goes out under that type's name
+//! ([`known_type`]): the block is forwarded with its data as written, so
 //! text posing as data, or a secret or a forged `[/tool_result]` in the
 //! type, would reach the model unredacted.
 
@@ -91,63 +91,87 @@ pub fn is_media_type(s: &str) -> bool {
         && parts.all(|p| p.trim().split_once('=').is_some_and(|(k, v)| name(k) && name(v.trim_matches('"'))))
 }
 
-/// A known media type: its name, the subtypes that stand for it, and
-/// whether decoded data begins as it does.
-type Known = (&'static str, &'static [&'static str], fn(&[u8]) -> bool);
-
-/// The image and audio types a block passes with, and how the data of
-/// each begins (its first bytes, decoded).
-const KNOWN: &[Known] = &[
-    ("image/png", &["png"], |b| b.starts_with(b"\x89PNG\r\n\x1a\n")),
-    ("image/jpeg", &["jpeg", "jpg", "pjpeg"], |b| b.starts_with(b"\xff\xd8\xff")),
-    ("image/gif", &["gif"], |b| b.starts_with(b"GIF87a") || b.starts_with(b"GIF89a")),
-    ("image/webp", &["webp"], |b| b.starts_with(b"RIFF") && b.get(8..12) == Some(b"WEBP")),
-    ("image/bmp", &["bmp", "x-ms-bmp"], |b| b.starts_with(b"BM")),
-    ("image/tiff", &["tiff"], |b| b.starts_with(b"II*\0") || b.starts_with(b"MM\0*")),
-    ("image/avif", &["avif", "heic", "heif"], |b| b.get(4..8) == Some(b"ftyp")),
-    ("image/x-icon", &["x-icon", "vnd.microsoft.icon"], |b| b.starts_with(b"\0\0\x01\0")),
-    ("image/svg+xml", &["svg+xml"], |b| {
-        let b = b.strip_prefix(b"\xef\xbb\xbf").unwrap_or(b);
-        b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'<')
-    }),
-    ("audio/wav", &["wav", "x-wav", "wave", "vnd.wave"], |b| b.starts_with(b"RIFF") && b.get(8..12) == Some(b"WAVE")),
-    ("audio/mpeg", &["mpeg", "mp3"], |b| b.starts_with(b"ID3") || (b.len() > 1 && b[0] == 0xff && b[1] & 0xe0 == 0xe0)),
-    ("audio/mp4", &["mp4", "m4a", "x-m4a"], |b| b.get(4..8) == Some(b"ftyp")),
-    ("audio/aac", &["aac"], |b| b.starts_with(b"ADIF") || (b.len() > 1 && b[0] == 0xff && b[1] & 0xf6 == 0xf0)),
-    ("audio/ogg", &["ogg", "opus"], |b| b.starts_with(b"OggS")),
-    ("audio/webm", &["webm"], |b| b.starts_with(b"\x1a\x45\xdf\xa3")),
-    ("audio/flac", &["flac", "x-flac"], |b| b.starts_with(b"fLaC")),
-    ("audio/aiff", &["aiff", "x-aiff"], |b| b.starts_with(b"FORM")),
-    ("audio/basic", &["basic"], |b| b.starts_with(b".snd")),
-];
-
-/// The media type an MCP `image` or `audio` block (`ty`) passes with: its
-/// `mimeType`, parameters dropped and lower-cased, when that is a known
-/// type of its kind ([`KNOWN`]); the block goes out under the type's own
-/// name (the Anthropic message's `media_type`, the MCP block's
-/// `mimeType`), so nothing else of the type reaches the model.
-pub fn known_type(ty: &str, mime: &str) -> Result<&'static str, &'static str> {
-    let main = mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    let known = main.split_once('/').and_then(|(t, st)| {
-        KNOWN.iter().find(|(name, subs, _)| t == ty && name.split('/').next() == Some(t) && subs.contains(&st))
-    });
-    match known {
-        Some(k) => Ok(k.0),
-        None if ty == "image" => Err("its mimeType is not an image type this pipeline knows"),
-        None => Err("its mimeType is not an audio type this pipeline knows"),
-    }
+/// A known image or audio type: its name, the subtypes that stand for
+/// it, and how its data begins (its first bytes, decoded).
+pub struct Known {
+    /// The type's own name, which the block goes out under.
+    pub name: &'static str,
+    subtypes: &'static [&'static str],
+    begins: fn(&[u8]) -> bool,
+    /// Whether the data alone may name the type: not for a text format
+    /// (SVG begins with `<`, as much text does).
+    sniffed: bool,
 }
 
-/// Whether `data` is base64 (the standard alphabet) whose first bytes are
-/// those of `mime` (one of [`known_type`]'s): the data goes out as written,
-/// so text posing as data (a secret, a forged `[/tool_result]`) does not.
-pub fn begins_as(mime: &str, data: &str) -> bool {
+const fn k(name: &'static str, subtypes: &'static [&'static str], begins: fn(&[u8]) -> bool) -> Known {
+    Known { name, subtypes, begins, sniffed: true }
+}
+
+/// The image types a block passes with.
+const IMAGES: &[Known] = &[
+    k("image/png", &["png"], |b| b.starts_with(b"\x89PNG\r\n\x1a\n")),
+    k("image/jpeg", &["jpeg", "jpg", "pjpeg"], |b| b.starts_with(b"\xff\xd8\xff")),
+    k("image/gif", &["gif"], |b| b.starts_with(b"GIF87a") || b.starts_with(b"GIF89a")),
+    k("image/webp", &["webp"], |b| b.starts_with(b"RIFF") && b.get(8..12) == Some(b"WEBP")),
+    k("image/bmp", &["bmp", "x-ms-bmp"], |b| b.starts_with(b"BM")),
+    k("image/tiff", &["tiff"], |b| b.starts_with(b"II*\0") || b.starts_with(b"MM\0*")),
+    k("image/avif", &["avif", "heic", "heif"], |b| b.get(4..8) == Some(b"ftyp")),
+    k("image/x-icon", &["x-icon", "vnd.microsoft.icon"], |b| b.starts_with(b"\0\0\x01\0")),
+    Known {
+        name: "image/svg+xml",
+        subtypes: &["svg+xml"],
+        begins: |b| {
+            let b = b.strip_prefix(b"\xef\xbb\xbf").unwrap_or(b);
+            b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'<')
+        },
+        sniffed: false,
+    },
+];
+
+/// The audio types a block passes with.
+const AUDIO: &[Known] = &[
+    k("audio/wav", &["wav", "x-wav", "wave", "vnd.wave"], |b| b.starts_with(b"RIFF") && b.get(8..12) == Some(b"WAVE")),
+    k("audio/mpeg", &["mpeg", "mp3"], |b| {
+        b.starts_with(b"ID3") || (b.len() > 1 && b[0] == 0xff && b[1] & 0xe0 == 0xe0)
+    }),
+    k("audio/mp4", &["mp4", "m4a", "x-m4a"], |b| b.get(4..8) == Some(b"ftyp")),
+    k("audio/aac", &["aac"], |b| b.starts_with(b"ADIF") || (b.len() > 1 && b[0] == 0xff && b[1] & 0xf6 == 0xf0)),
+    k("audio/ogg", &["ogg", "opus"], |b| b.starts_with(b"OggS")),
+    k("audio/webm", &["webm"], |b| b.starts_with(b"\x1a\x45\xdf\xa3")),
+    k("audio/flac", &["flac", "x-flac"], |b| b.starts_with(b"fLaC")),
+    k("audio/aiff", &["aiff", "x-aiff"], |b| b.starts_with(b"FORM")),
+    k("audio/basic", &["basic"], |b| b.starts_with(b".snd")),
+];
+
+/// The type an MCP `image` or `audio` block (`ty`) passes with, and why
+/// not when it does not. Its data must be base64 (the standard alphabet)
+/// that begins as a known type of its kind does: the data goes out as
+/// written, so text posing as data (a secret, a forged `[/tool_result]`)
+/// does not. The type is its `mimeType` (parameters dropped,
+/// lower-cased) when the data begins as that one's, else the one the data
+/// begins as (a server or adapter that labels every image `image/png`);
+/// either way the block goes out under the type's own name (the
+/// Anthropic message's `media_type`, the MCP block's `mimeType`), so
+/// nothing else of the label reaches the model.
+pub fn known_type(ty: &str, mime: &str, data: &str) -> Result<&'static Known, &'static str> {
+    let table = if ty == "image" { IMAGES } else { AUDIO };
+    let main = mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let labelled = main
+        .split_once('/')
+        .filter(|(t, _)| *t == ty)
+        .and_then(|(_, st)| table.iter().find(|k| k.subtypes.contains(&st)));
     let body = data.trim_end_matches('=');
     let base64 =
         data.len() - body.len() <= 2 && body.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'+' || c == b'/');
     let head = &data.as_bytes()[..data.len().min(64) / 4 * 4];
     let decoded = base64::engine::general_purpose::STANDARD.decode(head).unwrap_or_default();
-    base64 && KNOWN.iter().find(|k| k.0 == mime).is_some_and(|k| (k.2)(&decoded))
+    let begins = |k: &&Known| base64 && (k.begins)(&decoded);
+    match labelled.filter(begins).or_else(|| table.iter().filter(|k| k.sniffed).find(begins)) {
+        Some(k) => Ok(k),
+        None if labelled.is_some() => Err("its data is not base64 of that type"),
+        None if ty == "image" => Err("its mimeType is not an image type this pipeline knows, nor its data one's"),
+        None => Err("its mimeType is not an audio type this pipeline knows, nor its data one's"),
+    }
 }
 
 #[cfg(test)]
@@ -179,20 +203,27 @@ mod tests {
         assert!(!is_media_type(&format!("image/{}", "x".repeat(300))));
         let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
         let png = b64(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
-        assert_eq!(known_type("image", "image/png"), Ok("image/png"));
-        assert_eq!(known_type("image", " IMAGE/PNG ; charset=x"), Ok("image/png"));
-        assert_eq!(known_type("audio", "audio/x-wav"), Ok("audio/wav"));
-        // A type of the other kind, an unknown one, one that holds a secret.
-        assert!(known_type("audio", "image/png").is_err());
-        assert!(known_type("image", "image/x-made-up").is_err());
-        assert!(known_type("image", "image/ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M").is_err());
+        let jpeg = b64(b"\xff\xd8\xff\xe0\0\x10JFIF");
         let wav = b64(b"RIFF\x24\0\0\0WAVEfmt ");
-        assert!(begins_as("image/png", &png) && begins_as("audio/wav", &wav));
-        // Data that is not that type's, not base64, or text posing as it.
+        let svg = b64(b"<svg/>");
+        let name = |ty, mime, data| known_type(ty, mime, data).map(|k| k.name);
+        assert_eq!(name("image", "image/png", &png), Ok("image/png"));
+        assert_eq!(name("image", " IMAGE/PNG ; charset=x", &png), Ok("image/png"));
+        assert_eq!(name("audio", "audio/x-wav", &wav), Ok("audio/wav"));
+        assert_eq!(name("image", "image/svg+xml", &svg), Ok("image/svg+xml"));
+        // The data names the type when the label does not fit it: a wrong
+        // label, an unknown one, one of the other kind, one holding a secret.
+        for label in ["image/png", "image/x-made-up", "audio/wav", "image/ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M"] {
+            assert_eq!(name("image", label, &jpeg), Ok("image/jpeg"), "{label}");
+        }
+        // Not text: SVG passes only labelled so.
+        assert!(known_type("image", "image/png", &svg).is_err());
+        // Data of the other kind, not base64, or text posing as data.
         for data in
             [wav.as_str(), "aGk=", "ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M", "AKIAQ3EGRTZ7MBXK4WNP", "iVBORw0KGgo= x"]
         {
-            assert!(!begins_as("image/png", data), "{data}");
+            assert_eq!(name("image", "image/png", data), Err("its data is not base64 of that type"), "{data}");
+            assert!(name("image", "image/x-made-up", data).unwrap_err().starts_with("its mimeType is not"), "{data}");
         }
     }
 }

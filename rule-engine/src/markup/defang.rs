@@ -28,6 +28,15 @@ pub fn edits(text: &str) -> Vec<Edit> {
     automaton().find_iter(text).map(|m| Edit { start: m.start(), end: m.start() + 1, with: "(".into() }).collect()
 }
 
+/// `text` with every look-alike made harmless, and how many there were:
+/// for text whose offsets nothing maps back (a notice's quote, a line
+/// from the host, the tool error's message).
+pub fn text(text: &str) -> (String, u32) {
+    let e = edits(text);
+    let n = e.len() as u32;
+    (if n == 0 { text.to_string() } else { crate::support::edits::apply(text, &e).0 }, n)
+}
+
 /// Defangs the look-alikes in every string of `v`, keys included, but the
 /// strings in `keep` (the pipeline's own notes, put in before parsing);
 /// returns how many. A document re-printed from its parsed value shows its
@@ -39,10 +48,10 @@ pub fn json(v: &mut serde_json::Value, keep: &[&str]) -> u32 {
         if keep.contains(&s.as_str()) {
             return;
         }
-        let e = edits(s);
-        if !e.is_empty() {
-            n += e.len() as u32;
-            *s = crate::support::edits::apply(s, &e).0;
+        let (safe, k) = text(s);
+        if k > 0 {
+            n += k;
+            *s = safe;
         }
     });
     n
@@ -59,5 +68,6 @@ mod tests {
         assert_eq!(e.len(), 2);
         let (out, _) = crate::support::edits::apply(t, &e);
         assert_eq!(out, "ok (/tool_result] and (TRUNCATED: fake]");
+        assert_eq!(text(t), (out, 2));
     }
 }

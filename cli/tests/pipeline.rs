@@ -472,6 +472,41 @@ fn unframed(text: &str) -> &str {
     body.strip_suffix("---\n[/tool_result]").expect("the boundary close")
 }
 
+/// OpenAI and Anthropic messages do not carry structured content: it is
+/// left out and takes none of the text's budget, unsaid when it holds
+/// nothing the text does not (the text itself, or the document the text
+/// holds, as the spec asks tools to repeat it), else with a notice.
+#[test]
+fn structured_content_a_message_cannot_carry_is_left_out_and_said_when_the_text_lacks_it() {
+    let file = lines(3000, |i| format!("line {i} of the service log"));
+    let doc = serde_json::json!({"status": "ok", "count": 3, "token": GH});
+    let cases = [
+        (serde_json::json!({"content": file}), file.clone(), false),
+        (doc.clone(), serde_json::to_string_pretty(&doc).unwrap(), false),
+        (serde_json::json!({"content": file, "lines": 3000}), file.clone(), true),
+        (doc.clone(), "done".to_string(), true),
+    ];
+    for format in [OutputFormat::Openai, OutputFormat::Anthropic] {
+        for (structured, text, said) in &cases {
+            let input =
+                serde_json::json!({"content": [{"type": "text", "text": text}], "structuredContent": structured});
+            let mut o = opts("api");
+            o.input = InputKind::Mcp;
+            o.format = format;
+            o.max_tokens = Some(2000);
+            let out = sanitizer().sanitize(input.to_string().as_bytes(), &o).unwrap();
+            let t = visible_text(&out, format);
+            let notice = "structuredContent omitted: an ";
+            assert_eq!(t.contains(notice), *said, "{format:?} {structured:.40}: {t:.300}");
+            assert!(!t.contains("structuredContent thinned") && !out.message.contains(GH), "{format:?}");
+            if text.len() > 10_000 {
+                // The text has the whole budget, not half of it.
+                assert!(tokens(&t, Encoding::O200kBase) > 1500, "{format:?}: {t:.300}");
+            }
+        }
+    }
+}
+
 #[test]
 fn a_structured_twin_of_the_text_is_sanitized_once_and_shows_the_text() {
     // read_text_file's shape: the file as the text and as a string of the

@@ -110,14 +110,22 @@ fn markers_alone_fit_the_smallest_budget() {
         // and closed around its omitted middle (#39): its note is a marker.
         assert!(!out.record.byte_cap_hit && out.record.truncated);
         assert!(tokens(&t, Encoding::O200kBase) <= 256, "{format:?}: {} tokens\n{t}", tokens(&t, Encoding::O200kBase));
-        // With the error line's share gone, not even a closed document
-        // fits: the text is left out whole, and its marker says so.
-        let note = if o.tool_error.is_some() { "[truncated: omitted bytes 0-" } else { " items omitted (indexes " };
+        // With the error line's share and the structured content's half
+        // gone, not even a closed document fits: the text is left out
+        // whole, and its marker says so. A message that does not carry the
+        // structured content gives the text its half.
+        let tight = o.tool_error.is_some() && format == OutputFormat::Mcp;
+        let note = if tight { "[truncated: omitted bytes 0-" } else { " items omitted (indexes " };
         assert!(t.contains(note), "{t}");
-        assert!(t.contains("[truncated: structuredContent thinned to "), "{t}");
-        if o.tool_error.is_some() {
+        // The structured content is thinned where the message carries it
+        // (MCP); the others leave it out unsaid, as the text repeats it.
+        assert_eq!(t.contains("[truncated: structuredContent thinned to "), format == OutputFormat::Mcp, "{t}");
+        assert!(!t.contains("structuredContent omitted"), "{t}");
+        if tight {
             // Only the code is left of the trace, and the marker says so.
             assert!(t.starts_with(&bare), "{t}");
+        } else if o.tool_error.is_some() {
+            assert!(t.starts_with("[exception] at handler0 ") && t.contains("[truncated: error message cut after "));
         }
     }
     // Raw, the same document given whole (not read as head + tail) hits

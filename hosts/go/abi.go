@@ -50,6 +50,9 @@ type Type struct {
 	Elem   *Type   // list and option payload
 	Fields []Field // records
 	Cases  []string
+	// Blank: a string copied as empty, its bytes neither read nor
+	// allocated in the destination (a field the destination never reads).
+	Blank bool
 }
 
 func alignTo(n, a uint32) uint32 { return (n + a - 1) / a * a }
@@ -171,6 +174,11 @@ const maxCopy = 1 << 30
 func Copy(t *Type, src Side, sp uint32, dst Side, dp uint32) error {
 	switch t.Kind {
 	case String, List:
+		if t.Blank {
+			out := make([]byte, 8)
+			binary.LittleEndian.PutUint32(out, 1) // a dangling, aligned pointer, as for an empty list
+			return dst.write(dp, out)
+		}
 		hdr, err := src.read(sp, 8)
 		if err != nil {
 			return err

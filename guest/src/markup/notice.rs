@@ -133,6 +133,13 @@ pub fn not_carried(i: usize, what: &str, holder: (&str, &str)) -> String {
     format!("{PREFIX} content block {i} ({what}) omitted: {message} holds {holds} only.]")
 }
 
+/// Structured content the output's message cannot carry, which the text
+/// does not repeat.
+pub fn structured_not_carried(holder: (&str, &str)) -> String {
+    let (message, holds) = holder;
+    format!("{PREFIX} structuredContent omitted: {message} holds {holds} only, and the text does not repeat it.]")
+}
+
 /// A resource link as [`not_carried`] names it: its URI (redacted before),
 /// quoted, at most [`URI_MAX`] characters.
 pub fn resource_link(uri: &str) -> String {

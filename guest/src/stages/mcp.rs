@@ -192,7 +192,16 @@ pub fn parse(
         }
     }
     let mut twins = 0;
-    let structured = obj.get("structuredContent").cloned().map(|mut s| {
+    let structured = obj.get("structuredContent").filter(|s| {
+        // A message that cannot carry it: left out, unsaid only when it
+        // holds nothing the text does not.
+        let carried = carries(format, "structuredContent");
+        if !carried && !only_the_text(s, &text) {
+            notes.push(notice::structured_not_carried(holder(format)));
+        }
+        carried
+    });
+    let structured = structured.cloned().map(|mut s| {
         if !text.is_empty() && !any_string(&s, &|x| x == TWIN) {
             twins = mark_twins(&mut s, &text);
         }
@@ -205,9 +214,10 @@ pub fn parse(
 }
 
 /// Whether a message of `format` carries a block of type `ty` (one passed
-/// through): an OpenAI tool message holds text only, an Anthropic
-/// `tool_result` text and images. A block it cannot carry is omitted with
-/// a notice, not dropped unsaid, and its tokens are not counted.
+/// through, or `structuredContent`): an OpenAI tool message holds text
+/// only, an Anthropic `tool_result` text and images. A block it cannot
+/// carry is omitted with a notice, not dropped unsaid, and its tokens are
+/// not counted.
 fn carries(format: OutputFormat, ty: &str) -> bool {
     match format {
         OutputFormat::Mcp => true,
@@ -224,6 +234,21 @@ fn holder(format: OutputFormat) -> (&'static str, &'static str) {
         OutputFormat::Anthropic => ("an Anthropic tool_result", "text and images"),
         OutputFormat::Openai => ("an OpenAI tool message", "text"),
     }
+}
+
+/// Whether structured content `s` holds nothing but `text`: the document
+/// the text holds (the spec asks tools to repeat it as text), or strings
+/// equal to the text alone (read_text_file's `{"content": <file>}`).
+fn only_the_text(s: &Value, text: &str) -> bool {
+    fn leaves_are(v: &Value, text: &str) -> bool {
+        match v {
+            Value::String(x) => same_bytes(x.as_bytes(), text.as_bytes()),
+            Value::Array(a) => !a.is_empty() && a.iter().all(|x| leaves_are(x, text)),
+            Value::Object(o) => !o.is_empty() && o.values().all(|x| leaves_are(x, text)),
+            _ => false,
+        }
+    }
+    leaves_are(s, text) || serde_json::from_str::<Value>(text).is_ok_and(|t| &t == s)
 }
 
 /// Whether a string of `v` (keys too) satisfies `f`.

@@ -47,8 +47,13 @@ fn looping_pack_is_stopped_by_fuel() {
         Sanitizer::new(Limits { pack_fuel: 5_000_000, timeout: Duration::from_secs(60), ..Limits::default() }).unwrap();
     let pack = s.load_pack_unverified(&hostile("spinner", infinite_loop())).unwrap();
     for _ in 0..2 {
+        let before = s.metrics().fuel;
         let e = s.sanitize_with(&pack, b"some text", &common::opts("x")).unwrap_err();
         assert!(matches!(&e, Error::Fuel { guest: Guest::Pack(n), limit: 5_000_000 } if n == "spinner"), "{e}");
+        // The metric counts what the pipeline burned (a few million units
+        // here), not its limit less what the pack left.
+        let burned = s.metrics().fuel - before;
+        assert!(0 < burned && burned < 1_000_000_000, "{burned}");
         assert_eq!(e.to_string(), "rule pack `spinner` ran out of fuel (limit 5000000 units)");
         served_normally(&s);
     }

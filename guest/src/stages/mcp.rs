@@ -15,6 +15,9 @@
 //! * `resource_link` passes through with its strings redacted;
 //! * `structuredContent` passes through with every string redacted (the
 //!   pipeline then checks its share of the token budget).
+//! * what the output's message cannot carry ([`carries`]: OpenAI's holds
+//!   text only, Anthropic's text and images) is omitted with a notice and
+//!   costs no tokens; structured content unsaid when the text holds it.
 //!
 //! The strings passed through (structured content and links, keys too) are
 //! defanged as the text is ([`defang::json`]): a client that shows them to

@@ -133,15 +133,21 @@ fn main() {
             }
             println!("native sanitize {kib} KiB: {:?} per call", per(t));
         }
-        "native-mcp" | "warm-mcp" => {
+        "native-mcp" | "warm-mcp" | "warm-mcp-summary" => {
             // What server-filesystem's read_text_file answers: the text
             // twice, as a block and as structured content.
             // Lines that all differ, as a real log's do.
             let text = String::from_utf8(service_log(kib << 10)).expect("ASCII");
-            let result = serde_json::json!({
+            let mut result = serde_json::json!({
                 "content": [{ "type": "text", "text": text }],
                 "structuredContent": { "content": text },
             });
+            if mode == "warm-mcp-summary" {
+                // Beside the twin, a string of its own over 1 KiB, which
+                // the pass scans before the text.
+                let summary = String::from_utf8(service_log(2 << 10)).expect("ASCII");
+                result["structuredContent"]["summary"] = summary.into();
+            }
             let input = serde_json::to_vec(&result).expect("JSON");
             let mut o = result_sanitizer_rule_engine::default_options();
             o.tool = "read_text_file".into();

@@ -75,10 +75,11 @@ pub(crate) fn sanitize_visible(
     // Personal data: asked for by the call or by the packs for this tool.
     let pii = opts.pii || pack.pii_tool(&opts.tool);
     // The content's keyword hits, kept for the final pass over a render
-    // that shows it, whole or as a head and a tail.
+    // that shows it, whole or as a head and a tail. The memo keeps the
+    // first long text its pass scans, so it joins the pass only for the
+    // content (not a join's fragments, an MCP result's structured content).
     let hits = HitsMemo::default();
     let pass = Pass::for_tool(pack, options::lenient(opts, &pack.rules), &opts.tool)
-        .memo(&hits)
         .inline_allow(!opts.untrusted)
         .scrub(scrub)
         .pii(pii, opts.pii_public_ip);
@@ -216,6 +217,7 @@ pub(crate) fn sanitize_visible(
     // carries is redacted before it goes in.
     let shown = shown_options(opts, &pass, &mut record);
     let opts = shown.as_ref();
+    let pass = pass.memo(&hits);
 
     // Structured content takes at most half the token budget.
     let recall = Recall::from_options(opts);

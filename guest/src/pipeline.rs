@@ -420,7 +420,8 @@ fn tool_error_line(
 ) -> Option<ErrorLine> {
     let e = opts.tool_error.as_ref()?;
     // Caller text, shown as the line's message: redacted and defanged
-    // as content is (the final pass leaves the line alone).
+    // as content is (the final pass redacts the line again, but defangs
+    // nothing).
     let (message, defanged) = defang::text(&pass.redact_text(&e.message, &mut record.counts));
     record.defanged(defanged);
     let line = ErrorLine::new(&e.code, &message, tok, tokens as usize / 4);

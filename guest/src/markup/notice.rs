@@ -64,13 +64,22 @@ pub fn structured_thinned_bare(
 fn quoted(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        if c.is_control() {
+        if invisible(c) {
+            out.extend(c.escape_unicode());
+        } else if c.is_control() {
             out.extend(c.escape_default());
         } else {
             out.push(c);
         }
     }
     defang::text(&out).0
+}
+
+/// Format characters that change how the text around them reads without
+/// showing (bidi overrides and isolates, line and paragraph separators,
+/// zero-width characters): escaped where a notice quotes input.
+fn invisible(c: char) -> bool {
+    matches!(c, '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
 }
 
 /// Structured content left out because, thinned, it no longer validated
@@ -126,11 +135,34 @@ pub fn media_malformed(i: usize, ty: &str, why: &str) -> String {
     format!("{PREFIX} content block {i} ({ty}) omitted: {why}.]")
 }
 
-/// An MCP block the output's message cannot carry (`holder`: that
-/// message, and what it holds).
-pub fn not_carried(i: usize, what: &str, holder: (&str, &str)) -> String {
+/// The MCP blocks the output's message cannot carry, in one notice of
+/// bounded size however many there are: how many of each kind (`kinds`,
+/// singular names), and the first [`LINKS_SHOWN`] links' URIs (redacted
+/// before), quoted ([`quoted`], in backticks, at most [`URI_MAX`]
+/// characters each). `holder`: that message, and what it holds.
+pub fn not_carried(kinds: &[(&str, usize)], uris: &[String], holder: (&str, &str)) -> String {
     let (message, holds) = holder;
-    format!("{PREFIX} content block {i} ({what}) omitted: {message} holds {holds} only.]")
+    let what: Vec<String> = kinds
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|&(kind, n)| format!("{n} {kind}{}", if n == 1 { "" } else { "s" }))
+        .collect();
+    let mut links: Vec<String> = uris
+        .iter()
+        .take(LINKS_SHOWN)
+        .map(|u| {
+            let q = quoted(u).replace('`', "\\`");
+            match q.char_indices().nth(URI_MAX) {
+                Some((at, _)) => format!("`{}`…", &q[..at]),
+                None => format!("`{q}`"),
+            }
+        })
+        .collect();
+    if uris.len() > LINKS_SHOWN {
+        links.push(format!("{} more", uris.len() - LINKS_SHOWN));
+    }
+    let links = if links.is_empty() { String::new() } else { format!("; links: {}", links.join(", ")) };
+    format!("{PREFIX} {} omitted: {message} holds {holds} only{links}.]", what.join(", "))
 }
 
 /// Structured content the output's message cannot carry, which the text
@@ -140,16 +172,11 @@ pub fn structured_not_carried(holder: (&str, &str)) -> String {
     format!("{PREFIX} structuredContent omitted: {message} holds {holds} only, and the text does not repeat it.]")
 }
 
-/// A resource link as [`not_carried`] names it: its URI (redacted before),
-/// quoted, at most [`URI_MAX`] characters.
-pub fn resource_link(uri: &str) -> String {
-    let shown: String = uri.chars().take(URI_MAX).collect();
-    let cut = if shown.len() < uri.len() { "…" } else { "" };
-    format!("resource link {}{cut}", quoted(&shown))
-}
+/// Links whose URIs [`not_carried`] shows.
+const LINKS_SHOWN: usize = 3;
 
-/// Most characters of a URI a notice quotes.
-const URI_MAX: usize = 200;
+/// Most characters of a URI [`not_carried`] shows, escapes included.
+const URI_MAX: usize = 100;
 
 /// An embedded binary MCP resource.
 pub fn binary_resource(i: usize, mime: &str, bytes: usize) -> String {

@@ -111,6 +111,8 @@ pub fn parse(
     let mut user_only = 0;
     let mut media_tokens = 0u32;
     let mut defanged = 0;
+    // Blocks the message cannot carry: their type, a link's redacted URI.
+    let mut left: Vec<(&str, Option<String>)> = Vec::new();
     for (i, block) in content.iter().enumerate() {
         let ty = block.get("type").and_then(Value::as_str).unwrap_or("");
         let audience: Vec<&str> = block
@@ -127,8 +129,8 @@ pub fn parse(
                 let t = block.get("text").and_then(Value::as_str).ok_or_else(|| bad("text block without text"))?;
                 push_text(&mut text, t);
             }
-            "image" | "audio" if !carries(format, ty) => {
-                notes.push(notice::not_carried(i, ty, holder(format)));
+            "image" | "audio" if !carries(format, ty, None) => {
+                left.push((ty, None));
             }
             "image" | "audio" => {
                 let data = block.get("data").and_then(Value::as_str).unwrap_or("");
@@ -136,6 +138,10 @@ pub fn parse(
                 // that type's name (see `support::media`).
                 let mime = block.get("mimeType").and_then(Value::as_str).unwrap_or("");
                 let mime = match media::known_type(ty, mime, data) {
+                    Ok(known) if !carries(format, ty, Some(known.name)) => {
+                        left.push((ty, None));
+                        continue;
+                    }
                     Ok(known) => known.name,
                     Err(why) => {
                         notes.push(notice::media_malformed(i, ty, why));
@@ -158,16 +164,16 @@ pub fn parse(
                     Extra::Audio { data: data.into(), mime: mime.into() }
                 });
             }
+            "resource_link" if !carries(format, ty, None) => {
+                // Only the URI is shown (in the notice, which quotes it).
+                let uri = block.get("uri").and_then(Value::as_str).unwrap_or("");
+                left.push((ty, Some(pass.redact_text(uri, counts))));
+            }
             "resource_link" => {
                 let mut link = block.clone();
                 pass.redact_json(&mut link, counts);
                 defanged += defang::json(&mut link, &[]);
-                if carries(format, ty) {
-                    extras.push(Extra::ResourceLink(link));
-                } else {
-                    let uri = link.get("uri").and_then(Value::as_str).unwrap_or("");
-                    notes.push(notice::not_carried(i, &notice::resource_link(uri), holder(format)));
-                }
+                extras.push(Extra::ResourceLink(link));
             }
             "resource" => {
                 let r = block.get("resource").ok_or_else(|| bad("resource block without resource"))?;
@@ -194,11 +200,18 @@ pub fn parse(
             }
         }
     }
+    if !left.is_empty() {
+        let count = |ty| left.iter().filter(|(t, _)| *t == ty).count();
+        let kinds =
+            [("image", count("image")), ("audio block", count("audio")), ("resource link", count("resource_link"))];
+        let uris: Vec<String> = left.into_iter().filter_map(|(_, uri)| uri).collect();
+        notes.push(notice::not_carried(&kinds, &uris, holder(format)));
+    }
     let mut twins = 0;
     let structured = obj.get("structuredContent").filter(|s| {
         // A message that cannot carry it: left out, unsaid only when it
         // holds nothing the text does not.
-        let carried = carries(format, "structuredContent");
+        let carried = carries(format, "structuredContent", None);
         if !carried && !only_the_text(s, &text) {
             notes.push(notice::structured_not_carried(holder(format)));
         }
@@ -217,24 +230,28 @@ pub fn parse(
 }
 
 /// Whether a message of `format` carries a block of type `ty` (one passed
-/// through, or `structuredContent`): an OpenAI tool message holds text
-/// only, an Anthropic `tool_result` text and images. A block it cannot
-/// carry is omitted with a notice, not dropped unsaid, and its tokens are
-/// not counted.
-fn carries(format: OutputFormat, ty: &str) -> bool {
+/// through, or `structuredContent`; `image`: an image's type, once known):
+/// an OpenAI tool message holds text only, an Anthropic `tool_result` text
+/// and the image types Anthropic's API takes ([`ANTHROPIC_IMAGES`]). A
+/// block it cannot carry is omitted with a notice, not dropped unsaid, and
+/// its tokens are not counted.
+fn carries(format: OutputFormat, ty: &str, image: Option<&str>) -> bool {
     match format {
         OutputFormat::Mcp => true,
-        OutputFormat::Anthropic => ty == "image",
+        OutputFormat::Anthropic => ty == "image" && image.is_none_or(|m| ANTHROPIC_IMAGES.contains(&m)),
         OutputFormat::Openai => false,
     }
 }
+
+/// The image types Anthropic's Messages API accepts.
+const ANTHROPIC_IMAGES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
 
 /// The message of `format` and what it holds, as [`notice::not_carried`]
 /// says it.
 fn holder(format: OutputFormat) -> (&'static str, &'static str) {
     match format {
         OutputFormat::Mcp => ("an MCP result", "every block type"),
-        OutputFormat::Anthropic => ("an Anthropic tool_result", "text and images"),
+        OutputFormat::Anthropic => ("an Anthropic tool_result", "text and JPEG, PNG, GIF or WebP images"),
         OutputFormat::Openai => ("an OpenAI tool message", "text"),
     }
 }
@@ -251,7 +268,30 @@ fn only_the_text(s: &Value, text: &str) -> bool {
             _ => false,
         }
     }
-    leaves_are(s, text) || serde_json::from_str::<Value>(text).is_ok_and(|t| &t == s)
+    // The same document: parsed only when the text is no more than a
+    // pretty-printing's growth over `s` (a large text beside small
+    // structured content is not parsed into a second copy).
+    let same_doc = || {
+        let mut compact = ByteCount(0);
+        let compact = serde_json::to_writer(&mut compact, s).map_or(usize::MAX, |()| compact.0);
+        text.len() <= compact.saturating_mul(16).saturating_add(1024)
+            && serde_json::from_str::<Value>(text).is_ok_and(|t| &t == s)
+    };
+    leaves_are(s, text) || same_doc()
+}
+
+/// Counts the bytes written to it.
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0 += b.len();
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Whether a string of `v` (keys too) satisfies `f`.

@@ -107,15 +107,27 @@ const fn k(name: &'static str, subtypes: &'static [&'static str], begins: fn(&[u
     Known { name, subtypes, begins, sniffed: true }
 }
 
+/// Whether `b` begins as an ISO base media file (`ftyp`) of one of
+/// `brands`: the box alone would let a video pass as an image.
+fn brand(b: &[u8], brands: &[&[u8; 4]]) -> bool {
+    b.get(4..8) == Some(b"ftyp") && b.get(8..12).is_some_and(|x| brands.iter().any(|br| br[..] == *x))
+}
+
 /// The image types a block passes with.
 const IMAGES: &[Known] = &[
     k("image/png", &["png"], |b| b.starts_with(b"\x89PNG\r\n\x1a\n")),
     k("image/jpeg", &["jpeg", "jpg", "pjpeg"], |b| b.starts_with(b"\xff\xd8\xff")),
     k("image/gif", &["gif"], |b| b.starts_with(b"GIF87a") || b.starts_with(b"GIF89a")),
     k("image/webp", &["webp"], |b| b.starts_with(b"RIFF") && b.get(8..12) == Some(b"WEBP")),
-    k("image/bmp", &["bmp", "x-ms-bmp"], |b| b.starts_with(b"BM")),
+    // `BM` alone is two letters of text: the DIB header's size too.
+    k("image/bmp", &["bmp", "x-ms-bmp"], |b| {
+        b.starts_with(b"BM")
+            && b.get(14..18).is_some_and(|h| matches!(h, [12 | 40 | 52 | 56 | 64 | 108 | 124, 0, 0, 0]))
+    }),
     k("image/tiff", &["tiff"], |b| b.starts_with(b"II*\0") || b.starts_with(b"MM\0*")),
-    k("image/avif", &["avif", "heic", "heif"], |b| b.get(4..8) == Some(b"ftyp")),
+    k("image/avif", &["avif", "heic", "heif"], |b| {
+        brand(b, &[b"avif", b"avis", b"heic", b"heix", b"heim", b"heis", b"hevc", b"hevx", b"mif1", b"msf1"])
+    }),
     k("image/x-icon", &["x-icon", "vnd.microsoft.icon"], |b| b.starts_with(b"\0\0\x01\0")),
     Known {
         name: "image/svg+xml",
@@ -134,7 +146,9 @@ const AUDIO: &[Known] = &[
     k("audio/mpeg", &["mpeg", "mp3"], |b| {
         b.starts_with(b"ID3") || (b.len() > 1 && b[0] == 0xff && b[1] & 0xe0 == 0xe0)
     }),
-    k("audio/mp4", &["mp4", "m4a", "x-m4a"], |b| b.get(4..8) == Some(b"ftyp")),
+    k("audio/mp4", &["mp4", "m4a", "x-m4a"], |b| {
+        brand(b, &[b"M4A ", b"M4B ", b"M4P ", b"F4A ", b"mp41", b"mp42", b"isom", b"iso2", b"dash"])
+    }),
     k("audio/aac", &["aac"], |b| b.starts_with(b"ADIF") || (b.len() > 1 && b[0] == 0xff && b[1] & 0xf6 == 0xf0)),
     k("audio/ogg", &["ogg", "opus"], |b| b.starts_with(b"OggS")),
     k("audio/webm", &["webm"], |b| b.starts_with(b"\x1a\x45\xdf\xa3")),
@@ -216,8 +230,16 @@ mod tests {
         for label in ["image/png", "image/x-made-up", "audio/wav", "image/ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M"] {
             assert_eq!(name("image", label, &jpeg), Ok("image/jpeg"), "{label}");
         }
-        // Not text: SVG passes only labelled so.
+        // Not text: SVG passes only labelled so; `BM` and `ftyp` need more.
         assert!(known_type("image", "image/png", &svg).is_err());
+        assert!(known_type("image", "text/plain", &b64(b"BMalicioustextposingasdata")).is_err());
+        let mut bmp = b"BM\x46\0\0\0\0\0\0\0\x36\0\0\0".to_vec();
+        bmp.extend(40u32.to_le_bytes());
+        let (bmp, heic, m4a) = (b64(&bmp), b64(b"\0\0\0\x18ftypheic"), b64(b"\0\0\0\x18ftypM4A "));
+        assert_eq!(name("image", "image/bmp", &bmp), Ok("image/bmp"));
+        assert!(known_type("image", "image/avif", &b64(b"\0\0\0\x18ftypmp42")).is_err());
+        assert_eq!(name("image", "image/heic", &heic), Ok("image/avif"));
+        assert_eq!(name("audio", "audio/mp4", &m4a), Ok("audio/mp4"));
         // Data of the other kind, not base64, or text posing as data.
         for data in
             [wav.as_str(), "aGk=", "ghp_4kLm9Pq2Rt7Vx3Yz6Ab1Cd5Ef0Gh2Ij4Kl6M", "AKIAQ3EGRTZ7MBXK4WNP", "iVBORw0KGgo= x"]

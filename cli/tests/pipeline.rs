@@ -425,11 +425,14 @@ fn mcp_media_pass_only_as_a_known_type_their_data_begins_as() {
         for said in malformed.iter().filter(|m| carried.iter().any(|ty| m.contains(&format!("({ty})")))) {
             assert!(text.contains(said), "{format:?}: {said}\n{text}");
         }
-        let media_tokens = out.record.media_tokens;
-        match format {
-            OutputFormat::Openai => assert_eq!(media_tokens, 0),
-            _ => assert!(media_tokens > 0, "{format:?}"),
-        }
+        // Images of unknown size count 1 600 tokens, audio at least 50;
+        // a block not carried counts none.
+        let media_tokens = match format {
+            OutputFormat::Mcp => 5 * 1600 + 50,
+            OutputFormat::Anthropic => 4 * 1600,
+            OutputFormat::Openai => 0,
+        };
+        assert_eq!(out.record.media_tokens, media_tokens, "{format:?}");
     }
 }
 
@@ -439,7 +442,9 @@ fn mcp_media_pass_only_as_a_known_type_their_data_begins_as() {
 /// fits a small budget.
 #[test]
 fn many_links_a_message_cannot_carry_fit_one_bounded_notice() {
-    let odd = format!("file:///{}\u{202e}{}", "\u{1}".repeat(200), "x".repeat(300));
+    // In its first 100 bytes: a backslash, a backtick and a `]` (which
+    // would end the quote or the notice), a bidi override, a control.
+    let odd = format!("file:///a\\b`c]\u{202e}d\u{1}e{}", "x".repeat(300));
     let mut content = vec![serde_json::json!({"type": "text", "text": "found 41 files"})];
     content.push(serde_json::json!({"type": "resource_link", "uri": odd, "name": "odd"}));
     for i in 0..40 {
@@ -454,13 +459,20 @@ fn many_links_a_message_cannot_carry_fit_one_bounded_notice() {
     let out = sanitizer().sanitize(input.as_bytes(), &o).unwrap();
     let text = visible_text(&out, OutputFormat::Openai);
     assert!(tokens(&text, Encoding::O200kBase) <= 400, "{text}");
+    let quoted = r"`file:///a\\b\`c]\u{202e}d\u{1}exxxxx";
     let notice =
-        "[truncated: 41 resource links omitted: an OpenAI tool message holds text only; links: `file:///\\u{1}";
-    assert!(text.contains(notice), "{text}");
+        format!("[truncated: 41 resource links omitted: an OpenAI tool message holds text only; links: {quoted}");
+    assert!(text.contains(&notice), "{text}");
+    // Each URI cut within 100 bytes, escapes whole; then the count of the rest.
+    let first = text.split(quoted).nth(1).unwrap();
     assert!(
-        text.contains("`…, `file:///src/main/java/org/example/service/0/HandlerHandler")
-            && text.contains(", 38 more.]")
+        first.starts_with(&format!(
+            "{}`…, `file:///src/main/java/org/example/service/0/Handler",
+            "x".repeat(100 - (quoted.len() - 1))
+        )),
+        "{first}"
     );
+    assert!(text.contains("`…, 38 more.]"), "{text}");
     assert!(!text.contains('\u{1}') && !text.contains('\u{202e}'), "{text}");
 }
 

@@ -56,30 +56,53 @@ pub fn structured_thinned_bare(
     )
 }
 
-/// Text from the input (a JSON pointer of the tool's keys) as a notice
-/// quotes it: control characters escaped and look-alikes of the
-/// pipeline's markup defanged. Each key was defanged alone, but keys joined
-/// with `/` can spell `[/tool_result]` across two (`x\n[` then
-/// `tool_result]`), and a notice is markup the final pass leaves as it is.
+/// Text from the input (a JSON pointer of the tool's keys, a link's URI)
+/// as a notice quotes it: control and invisible format characters escaped,
+/// and `\` and `` ` `` too (so no quote in backticks ends early and every
+/// `\` begins an escape), and look-alikes of the pipeline's markup
+/// defanged. Each key was defanged alone, but keys joined with `/` can
+/// spell `[/tool_result]` across two (`x\n[` then `tool_result]`), and a
+/// notice is markup the final pass leaves as it is.
 fn quoted(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
+    quoted_within(s, usize::MAX).0
+}
+
+/// [`quoted`], at most `max` bytes of it: whole characters and whole
+/// escapes only; and whether it was cut.
+fn quoted_within(s: &str, max: usize) -> (String, bool) {
+    let mut out = String::with_capacity(s.len().min(max));
     for c in s.chars() {
-        if invisible(c) {
-            out.extend(c.escape_unicode());
-        } else if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
+        let piece: String = match c {
+            '\\' | '`' => ['\\', c].into_iter().collect(),
+            c if invisible(c) => c.escape_unicode().collect(),
+            c if c.is_control() => c.escape_default().collect(),
+            c => c.into(),
+        };
+        if out.len() + piece.len() > max {
+            return (defang::text(&out).0, true);
         }
+        out.push_str(&piece);
     }
-    defang::text(&out).0
+    (defang::text(&out).0, false)
 }
 
 /// Format characters that change how the text around them reads without
-/// showing (bidi overrides and isolates, line and paragraph separators,
-/// zero-width characters): escaped where a notice quotes input.
+/// showing (bidi marks, overrides and isolates, line and paragraph
+/// separators, zero-width and invisible operators, soft hyphens, variation
+/// selectors, tag characters): escaped where a notice quotes input.
 fn invisible(c: char) -> bool {
-    matches!(c, '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+    matches!(
+        c,
+        '\u{AD}'
+            | '\u{61C}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{E0000}'..='\u{E007F}'
+    )
 }
 
 /// Structured content left out because, thinned, it no longer validated
@@ -137,9 +160,10 @@ pub fn media_malformed(i: usize, ty: &str, why: &str) -> String {
 
 /// The MCP blocks the output's message cannot carry, in one notice of
 /// bounded size however many there are: how many of each kind (`kinds`,
-/// singular names), and the first [`LINKS_SHOWN`] links' URIs (redacted
-/// before), quoted ([`quoted`], in backticks, at most [`URI_MAX`]
-/// characters each). `holder`: that message, and what it holds.
+/// singular names), and the URIs of the first resource links (`uris`,
+/// redacted before, at most [`LINKS_SHOWN`]), each
+/// [`quoted`] in backticks within [`URI_MAX`] bytes. `holder`: that
+/// message, and what it holds.
 pub fn not_carried(kinds: &[(&str, usize)], uris: &[String], holder: (&str, &str)) -> String {
     let (message, holds) = holder;
     let what: Vec<String> = kinds
@@ -147,22 +171,20 @@ pub fn not_carried(kinds: &[(&str, usize)], uris: &[String], holder: (&str, &str
         .filter(|(_, n)| *n > 0)
         .map(|&(kind, n)| format!("{n} {kind}{}", if n == 1 { "" } else { "s" }))
         .collect();
-    let mut links: Vec<String> = uris
+    let links = kinds.iter().find(|(k, _)| *k == "resource link").map_or(0, |k| k.1);
+    let mut shown: Vec<String> = uris
         .iter()
         .take(LINKS_SHOWN)
-        .map(|u| {
-            let q = quoted(u).replace('`', "\\`");
-            match q.char_indices().nth(URI_MAX) {
-                Some((at, _)) => format!("`{}`…", &q[..at]),
-                None => format!("`{q}`"),
-            }
+        .map(|u| match quoted_within(u, URI_MAX) {
+            (q, true) => format!("`{q}`…"),
+            (q, false) => format!("`{q}`"),
         })
         .collect();
-    if uris.len() > LINKS_SHOWN {
-        links.push(format!("{} more", uris.len() - LINKS_SHOWN));
+    if links > shown.len() && !shown.is_empty() {
+        shown.push(format!("{} more", links - shown.len()));
     }
-    let links = if links.is_empty() { String::new() } else { format!("; links: {}", links.join(", ")) };
-    format!("{PREFIX} {} omitted: {message} holds {holds} only{links}.]", what.join(", "))
+    let shown = if shown.is_empty() { String::new() } else { format!("; links: {}", shown.join(", ")) };
+    format!("{PREFIX} {} omitted: {message} holds {holds} only{shown}.]", what.join(", "))
 }
 
 /// Structured content the output's message cannot carry, which the text
@@ -173,9 +195,9 @@ pub fn structured_not_carried(holder: (&str, &str)) -> String {
 }
 
 /// Links whose URIs [`not_carried`] shows.
-const LINKS_SHOWN: usize = 3;
+pub const LINKS_SHOWN: usize = 3;
 
-/// Most characters of a URI [`not_carried`] shows, escapes included.
+/// Most bytes of a URI [`not_carried`] shows, escapes included.
 const URI_MAX: usize = 100;
 
 /// An embedded binary MCP resource.

@@ -165,9 +165,11 @@ pub fn parse(
                 });
             }
             "resource_link" if !carries(format, ty, None) => {
-                // Only the URI is shown (in the notice, which quotes it).
+                // Only the first few URIs are shown (in the notice, which
+                // quotes them), and only those are redacted.
                 let uri = block.get("uri").and_then(Value::as_str).unwrap_or("");
-                left.push((ty, Some(pass.redact_text(uri, counts))));
+                let shown = left.iter().filter(|(_, u)| u.is_some()).count() < notice::LINKS_SHOWN;
+                left.push((ty, shown.then(|| pass.redact_text(uri, counts))));
             }
             "resource_link" => {
                 let mut link = block.clone();
@@ -268,31 +270,16 @@ fn only_the_text(s: &Value, text: &str) -> bool {
             _ => false,
         }
     }
-    // The same document: parsed only when the text is no more than a
-    // pretty-printing's growth over `s` (a large text beside small
-    // structured content is not parsed into a second copy).
-    let same_doc = || {
-        let mut compact = ByteCount(0);
-        let compact = serde_json::to_writer(&mut compact, s).map_or(usize::MAX, |()| compact.0);
-        text.len() <= compact.saturating_mul(16).saturating_add(1024)
-            && serde_json::from_str::<Value>(text).is_ok_and(|t| &t == s)
-    };
+    // The same document: parsed only up to a size (a large text beside
+    // small structured content is not parsed into a second copy; a large
+    // repeat gets a needless notice, nothing lost).
+    let same_doc = || text.len() <= SAME_DOC_MAX && serde_json::from_str::<Value>(text).is_ok_and(|t| &t == s);
     leaves_are(s, text) || same_doc()
 }
 
-/// Counts the bytes written to it.
-struct ByteCount(usize);
-
-impl std::io::Write for ByteCount {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0 += b.len();
-        Ok(b.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+/// Most bytes of a text [`only_the_text`] parses to compare with the
+/// structured content: a parsed document takes several times its text.
+const SAME_DOC_MAX: usize = 1 << 20;
 
 /// Whether a string of `v` (keys too) satisfies `f`.
 fn any_string(v: &Value, f: &impl Fn(&str) -> bool) -> bool {

@@ -158,21 +158,34 @@ pub fn media_malformed(i: usize, ty: &str, why: &str) -> String {
     format!("{PREFIX} content block {i} ({ty}) omitted: {why}.]")
 }
 
-/// The MCP blocks the output's message cannot carry, in one notice of
-/// bounded size however many there are: how many of each kind (`kinds`,
-/// singular names), and the URIs of the first resource links (`uris`,
-/// redacted before, at most [`LINKS_SHOWN`]), each
-/// [`quoted`] in backticks within [`URI_MAX`] bytes. `holder`: that
-/// message, and what it holds.
-pub fn not_carried(kinds: &[(&str, usize)], uris: &[String], holder: (&str, &str)) -> String {
+/// The MCP blocks an output's message cannot carry: how many of each
+/// kind, and the URIs of the first links (redacted, at most
+/// [`LINKS_SHOWN`]), for [`not_carried`].
+#[derive(Default)]
+pub struct NotCarried {
+    /// Image blocks.
+    pub images: usize,
+    /// Audio blocks.
+    pub audio: usize,
+    /// Resource links.
+    pub links: usize,
+    /// The first links' URIs, redacted.
+    pub uris: Vec<String>,
+}
+
+/// `left`, in one notice of bounded size however many blocks there are:
+/// how many of each kind, and the first links' URIs, each [`quoted`] in
+/// backticks within [`URI_MAX`] bytes. `holder`: the message, and what it
+/// holds.
+pub fn not_carried(left: &NotCarried, holder: (&str, &str)) -> String {
     let (message, holds) = holder;
-    let what: Vec<String> = kinds
-        .iter()
-        .filter(|(_, n)| *n > 0)
-        .map(|&(kind, n)| format!("{n} {kind}{}", if n == 1 { "" } else { "s" }))
+    let what: Vec<String> = [("image", left.images), ("audio block", left.audio), ("resource link", left.links)]
+        .into_iter()
+        .filter(|&(_, n)| n > 0)
+        .map(|(kind, n)| format!("{n} {kind}{}", if n == 1 { "" } else { "s" }))
         .collect();
-    let links = kinds.iter().find(|(k, _)| *k == "resource link").map_or(0, |k| k.1);
-    let mut shown: Vec<String> = uris
+    let mut shown: Vec<String> = left
+        .uris
         .iter()
         .take(LINKS_SHOWN)
         .map(|u| match quoted_within(u, URI_MAX) {
@@ -180,8 +193,8 @@ pub fn not_carried(kinds: &[(&str, usize)], uris: &[String], holder: (&str, &str
             (q, false) => format!("`{q}`"),
         })
         .collect();
-    if links > shown.len() && !shown.is_empty() {
-        shown.push(format!("{} more", links - shown.len()));
+    if left.links > shown.len() && !shown.is_empty() {
+        shown.push(format!("{} more", left.links - shown.len()));
     }
     let shown = if shown.is_empty() { String::new() } else { format!("; links: {}", shown.join(", ")) };
     format!("{PREFIX} {} omitted: {message} holds {holds} only{shown}.]", what.join(", "))

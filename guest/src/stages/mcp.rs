@@ -111,8 +111,8 @@ pub fn parse(
     let mut user_only = 0;
     let mut media_tokens = 0u32;
     let mut defanged = 0;
-    // Blocks the message cannot carry: their type, a link's redacted URI.
-    let mut left: Vec<(&str, Option<String>)> = Vec::new();
+    // Blocks the message cannot carry.
+    let mut left = notice::NotCarried::default();
     for (i, block) in content.iter().enumerate() {
         let ty = block.get("type").and_then(Value::as_str).unwrap_or("");
         let audience: Vec<&str> = block
@@ -129,9 +129,8 @@ pub fn parse(
                 let t = block.get("text").and_then(Value::as_str).ok_or_else(|| bad("text block without text"))?;
                 push_text(&mut text, t);
             }
-            "image" | "audio" if !carries(format, ty, None) => {
-                left.push((ty, None));
-            }
+            "image" if !carries(format, ty, None) => left.images += 1,
+            "audio" if !carries(format, ty, None) => left.audio += 1,
             "image" | "audio" => {
                 let data = block.get("data").and_then(Value::as_str).unwrap_or("");
                 // Only data that begins as a known type's passes, under
@@ -139,7 +138,7 @@ pub fn parse(
                 let mime = block.get("mimeType").and_then(Value::as_str).unwrap_or("");
                 let mime = match media::known_type(ty, mime, data) {
                     Ok(known) if !carries(format, ty, Some(known.name)) => {
-                        left.push((ty, None));
+                        *if ty == "image" { &mut left.images } else { &mut left.audio } += 1;
                         continue;
                     }
                     Ok(known) => known.name,
@@ -168,8 +167,10 @@ pub fn parse(
                 // Only the first few URIs are shown (in the notice, which
                 // quotes them), and only those are redacted.
                 let uri = block.get("uri").and_then(Value::as_str).unwrap_or("");
-                let shown = left.iter().filter(|(_, u)| u.is_some()).count() < notice::LINKS_SHOWN;
-                left.push((ty, shown.then(|| pass.redact_text(uri, counts))));
+                if left.uris.len() < notice::LINKS_SHOWN {
+                    left.uris.push(pass.redact_text(uri, counts));
+                }
+                left.links += 1;
             }
             "resource_link" => {
                 let mut link = block.clone();
@@ -202,24 +203,18 @@ pub fn parse(
             }
         }
     }
-    if !left.is_empty() {
-        let count = |ty| left.iter().filter(|(t, _)| *t == ty).count();
-        let kinds =
-            [("image", count("image")), ("audio block", count("audio")), ("resource link", count("resource_link"))];
-        let uris: Vec<String> = left.into_iter().filter_map(|(_, uri)| uri).collect();
-        notes.push(notice::not_carried(&kinds, &uris, holder(format)));
+    if left.images + left.audio + left.links > 0 {
+        notes.push(notice::not_carried(&left, holder(format)));
     }
     let mut twins = 0;
-    let structured = obj.get("structuredContent").filter(|s| {
-        // A message that cannot carry it: left out, unsaid only when it
-        // holds nothing the text does not.
-        let carried = carries(format, "structuredContent", None);
-        if !carried && !only_the_text(s, &text) {
-            notes.push(notice::structured_not_carried(holder(format)));
-        }
-        carried
-    });
-    let structured = structured.cloned().map(|mut s| {
+    let given = obj.get("structuredContent");
+    let carried = carries(format, "structuredContent", None);
+    // A message that cannot carry it: left out, unsaid only when it holds
+    // nothing the text does not.
+    if given.is_some_and(|s| !carried && !only_the_text(s, &text)) {
+        notes.push(notice::structured_not_carried(holder(format)));
+    }
+    let structured = given.filter(|_| carried).cloned().map(|mut s| {
         if !text.is_empty() && !any_string(&s, &|x| x == TWIN) {
             twins = mark_twins(&mut s, &text);
         }

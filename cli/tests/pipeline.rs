@@ -433,6 +433,21 @@ fn mcp_media_pass_only_as_a_known_type_their_data_begins_as() {
             OutputFormat::Openai => 0,
         };
         assert_eq!(out.record.media_tokens, media_tokens, "{format:?}");
+        // Each block left out is counted by why: (not carried, of unknown
+        // type of media); two binary resources and a block of an unknown
+        // type in every format.
+        let (not_carried, unknown_media) = match format {
+            OutputFormat::Mcp => (0, 3),
+            OutputFormat::Anthropic => (4, 2),
+            OutputFormat::Openai => (10, 0),
+        };
+        let l = out.record.left_out.expect("content left out");
+        assert_eq!(
+            (l.not_carried, l.unknown_media, l.over_cap, l.over_budget, l.binary, l.unknown_type, l.structured_content),
+            (not_carried, unknown_media, 0, 0, 2, 1, false),
+            "{format:?}"
+        );
+        assert!(out.record.truncated, "{format:?}");
     }
 }
 
@@ -564,6 +579,8 @@ fn structured_content_a_message_cannot_carry_is_left_out_and_said_when_the_text_
             let t = visible_text(&out, format);
             let notice = "structuredContent omitted: an ";
             assert_eq!(t.contains(notice), *said, "{format:?} {structured:.40}: {t:.300}");
+            // Counted in the record only when it was said.
+            assert_eq!(out.record.left_out.map(|l| l.structured_content), said.then_some(true), "{format:?}");
             assert!(!t.contains("structuredContent thinned") && !out.message.contains(GH), "{format:?}");
             if text.len() > 10_000 {
                 // The text has the whole budget, not half of it.
@@ -698,6 +715,25 @@ fn the_host_refuses_a_tampered_result() {
         out.message = out.message.replace("\"redactions\":[]", &format!("\"redactions\":[{}]", json.join(",")));
         assert_eq!(result_sanitizer_host::engine::validate(&o, &out, pack).is_ok(), ok, "{named:?}");
     }
+    // Content left out of a raw output, which has no blocks: told consistently
+    // in the record and the message, still refused.
+    let mut out = s.sanitize(b"hello", &o).unwrap();
+    let left = result_sanitizer_host::api::LeftOut {
+        not_carried: 0,
+        unknown_media: 0,
+        over_cap: 0,
+        over_budget: 0,
+        binary: 1,
+        unknown_type: 0,
+        structured_content: false,
+    };
+    out.record.left_out = Some(left);
+    out.record.truncated = true;
+    let left_json = "\"left_out\":{\"binary\":1,\"not_carried\":0,\"over_budget\":0,\"over_cap\":0,\"structured_content\":false,\"unknown_media\":0,\"unknown_type\":0}";
+    out.message =
+        out.message.replace("\"left_out\":null", left_json).replace("\"truncated\":false", "\"truncated\":true");
+    let e = result_sanitizer_host::engine::validate(&o, &out, pack).unwrap_err();
+    assert!(e.to_string().contains("left out"), "{e}");
     let mut out = s.sanitize(b"hello", &o).unwrap();
     out.message = "not json".into();
     assert!(result_sanitizer_host::engine::validate(&o, &out, pack).is_err());

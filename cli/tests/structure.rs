@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use common::{assert_mcp_valid, json, opts, sanitizer, tokens, visible_text};
 use result_sanitizer_host::api::{
-    ContentClass, Encoding, InputKind, OutputFormat, RoundInput, RoundOptions, Slice, SliceUnit, Stage, Strategy,
-    ToolError,
+    ContentClass, Encoding, InputKind, LeftOut, OutputFormat, RoundInput, RoundOptions, Slice, SliceUnit, Stage,
+    Strategy, StructuredFit, ToolError,
 };
 use result_sanitizer_host::recall::{OutputStore, RecallError, StoreConfig};
 use result_sanitizer_host::Error;
@@ -270,11 +270,72 @@ fn mcp_user_only_blocks_never_reach_the_model_and_media_count() {
     assert!(!out.message.contains("secret plan"));
     assert_eq!((out.record.user_only_blocks, out.record.media_tokens), (1, 410));
     assert!(v["content"].as_array().unwrap().iter().any(|b| b["type"] == "image"));
-    // A budget too small for the image: dropped with a marker.
+    // A block for the user is not content left out of the model's view.
+    assert!(out.record.left_out.is_none() && !out.record.truncated, "{:?}", out.record.left_out);
+    // A budget too small for the image: dropped with a marker, and counted.
     o.max_tokens = Some(600);
     let out = sanitizer().sanitize(input.to_string().as_bytes(), &o).unwrap();
     assert!(!json(&out)["content"].as_array().unwrap().iter().any(|b| b["type"] == "image"));
     assert!(text(&out).contains("(image, image/png) omitted: about 410 tokens"));
+    assert_eq!(out.record.left_out, Some(LeftOut { over_budget: 1, ..nothing_left_out() }));
+    assert!(out.record.truncated);
+}
+
+/// No MCP content left out.
+fn nothing_left_out() -> LeftOut {
+    LeftOut {
+        not_carried: 0,
+        unknown_media: 0,
+        over_cap: 0,
+        over_budget: 0,
+        binary: 0,
+        unknown_type: 0,
+        structured_content: false,
+    }
+}
+
+/// Media over the byte cap and structured content left out are counted in
+/// the record as the notices say them, and make the result truncated.
+#[test]
+fn mcp_content_left_out_is_counted_in_the_record() {
+    use base64::Engine;
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    png.extend([0, 0, 0, 64, 0, 0, 0, 64, 8, 2, 0, 0, 0]);
+    png.resize(6000, 0);
+    let data = base64::engine::general_purpose::STANDARD.encode(&png);
+    let input = json!({"content": [
+        {"type": "text", "text": "rendered"},
+        {"type": "image", "data": data, "mimeType": "image/png"},
+    ]});
+    let mut o = opts("render");
+    o.input = InputKind::Mcp;
+    o.max_bytes = Some(4096);
+    let out = sanitizer().sanitize(input.to_string().as_bytes(), &o).unwrap();
+    assert!(
+        text(&out).contains("(image, image/png, 8000 bytes of base64) omitted: over the byte cap"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(out.record.left_out, Some(LeftOut { over_cap: 1, ..nothing_left_out() }));
+    assert!(out.record.truncated && out.record.media_tokens == 0);
+
+    // Structured content a host asks to leave out (thinned, it no longer
+    // validated against the tool's schema).
+    let items: Vec<u32> = (0..5000).collect();
+    let input = json!({"content": [{"type": "text", "text": "ok"}], "structuredContent": {"items": items}});
+    let mut o = opts("list");
+    o.input = InputKind::Mcp;
+    o.max_tokens = Some(2000);
+    o.structured_fit = StructuredFit::Omitted;
+    let out = sanitizer().sanitize(input.to_string().as_bytes(), &o).unwrap();
+    assert!(json(&out).get("structuredContent").is_none());
+    assert_eq!(out.record.left_out, Some(LeftOut { structured_content: true, ..nothing_left_out() }));
+    assert!(out.record.truncated);
+    // Thinned instead, it is cut, not left out.
+    o.structured_fit = StructuredFit::Marked;
+    let out = sanitizer().sanitize(input.to_string().as_bytes(), &o).unwrap();
+    assert!(json(&out)["structuredContent"]["items"].is_array());
+    assert!(out.record.left_out.is_none() && out.record.truncated);
 }
 
 #[test]

@@ -150,7 +150,7 @@ pub(crate) fn sanitize_visible(
         InputKind::Mcp => {
             let parsed = mcp::parse(input, &budget, opts.format, &pass, &mut record.counts)?;
             record.class(ContentClass::Mcp);
-            record.mcp(parsed.user_only, parsed.media_tokens);
+            record.mcp(parsed.user_only, parsed.media_tokens, parsed.left_out);
             record.defanged(parsed.defanged);
             let total = Some(parsed.text.len() as u64);
             let ends_line = parsed.text.ends_with('\n');

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use crate::api::{
-    Budget, ContentClass, Options, RuleCount, SanitizeRecord, Span, Stage, StageTrace, Strategy, StructureCuts,
+    Budget, ContentClass, LeftOut, Options, RuleCount, SanitizeRecord, Span, Stage, StageTrace, Strategy, StructureCuts,
 };
 use crate::pack::CompiledPack;
 use crate::support::text;
@@ -28,6 +28,25 @@ pub(crate) fn counts_to_records(counts: &BTreeMap<String, u32>) -> Vec<RuleCount
 /// No structure cuts at all; strategies add theirs.
 pub(crate) fn no_cuts() -> StructureCuts {
     StructureCuts { items: 0, keys: 0, chars: 0, containers: 0, total_records: None, error_lines: 0 }
+}
+
+/// Nothing of an MCP result left out; stages add what they leave out.
+pub(crate) fn no_left_out() -> LeftOut {
+    LeftOut {
+        not_carried: 0,
+        unknown_media: 0,
+        over_cap: 0,
+        over_budget: 0,
+        binary: 0,
+        unknown_type: 0,
+        structured_content: false,
+    }
+}
+
+/// Whether `l` counts anything.
+fn any_left_out(l: &LeftOut) -> bool {
+    [l.not_carried, l.unknown_media, l.over_cap, l.over_budget, l.binary, l.unknown_type].iter().any(|&n| n > 0)
+        || l.structured_content
 }
 
 /// Sizes of the decoded text, before any cut.
@@ -52,6 +71,8 @@ pub(crate) struct RecordBuilder {
     structured_cuts: Option<StructureCuts>,
     /// The tool error's message was cut (see `pipeline::tool_error_line`).
     error_line_cut: bool,
+    /// MCP content left out, by why.
+    left_out: LeftOut,
 }
 
 impl RecordBuilder {
@@ -88,10 +109,11 @@ impl RecordBuilder {
             structure: None,
             user_only_blocks: 0,
             media_tokens: 0,
+            left_out: None,
             recallable: false,
             round: None,
         };
-        Self { rec, counts: Counts::new(), structured_cuts: None, error_line_cut: false }
+        Self { rec, counts: Counts::new(), structured_cuts: None, error_line_cut: false, left_out: no_left_out() }
     }
 
     /// Regions of the text that name their file, by class.
@@ -130,10 +152,18 @@ impl RecordBuilder {
         self.rec.budget
     }
 
-    /// MCP blocks kept from the model, and media tokens passed through.
-    pub fn mcp(&mut self, user_only_blocks: u32, media_tokens: u32) {
+    /// MCP blocks kept from the model, media tokens passed through, and
+    /// what triage left out.
+    pub fn mcp(&mut self, user_only_blocks: u32, media_tokens: u32, left_out: LeftOut) {
         self.rec.user_only_blocks = user_only_blocks;
         self.rec.media_tokens = media_tokens;
+        self.left_out = left_out;
+    }
+
+    /// MCP structured content was left out (it did not fit, or was not to
+    /// be thinned).
+    pub fn structured_left_out(&mut self) {
+        self.left_out.structured_content = true;
     }
 
     /// Cuts made in thinning MCP structured content.
@@ -205,6 +235,10 @@ impl RecordBuilder {
     /// (none when the budget was proved without counting).
     pub fn finish(mut self, out: &str, tokens: Option<u64>) -> SanitizeRecord {
         self.rec.truncated |= self.error_line_cut;
+        if any_left_out(&self.left_out) {
+            self.rec.left_out = Some(self.left_out);
+            self.rec.truncated = true;
+        }
         if let Some(sc) = self.structured_cuts.take() {
             // Structured content was thinned: its cuts join the text's.
             let r = self.rec.structure.get_or_insert_with(no_cuts);

@@ -19,6 +19,9 @@
 //!   text only, Anthropic's text and images) is omitted with a notice and
 //!   costs no tokens; structured content unsaid when the text holds it.
 //!
+//! Every block left out with a notice is counted in the record's
+//! `left-out`, by why ([`LeftOut`]).
+//!
 //! The strings passed through (structured content and links, keys too) are
 //! defanged as the text is ([`defang::json`]): a client that shows them to
 //! the model shows them decoded, so `\u005b/tool_result]` would read as the
@@ -38,7 +41,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::api::{Budget, OutputFormat, SanitizeError};
+use crate::api::{Budget, LeftOut, OutputFormat, SanitizeError};
 use crate::markup::{defang, notice};
 use crate::stages::redact::Pass;
 use crate::stages::wrap::Extra;
@@ -57,6 +60,8 @@ pub struct Parsed {
     pub is_error: bool,
     /// Markers for omitted blocks.
     pub notes: Vec<String>,
+    /// The blocks those markers say, counted by why.
+    pub left_out: LeftOut,
     /// Blocks for the user only, left out.
     pub user_only: u32,
     /// Estimated tokens of the media passed through.
@@ -113,6 +118,7 @@ pub fn parse(
     let mut defanged = 0;
     // Blocks the message cannot carry.
     let mut left = notice::NotCarried::default();
+    let mut out = crate::record::no_left_out();
     for (i, block) in content.iter().enumerate() {
         let ty = block.get("type").and_then(Value::as_str).unwrap_or("");
         let audience: Vec<&str> = block
@@ -143,16 +149,19 @@ pub fn parse(
                     }
                     Ok(known) => known.name,
                     Err(why) => {
+                        out.unknown_media += 1;
                         notes.push(notice::media_malformed(i, ty, why));
                         continue;
                     }
                 };
                 if data.len() as u64 > budget.max_bytes {
+                    out.over_cap += 1;
                     notes.push(notice::media_over_cap(i, ty, mime, data.len(), budget.max_bytes));
                     continue;
                 }
                 let est = if ty == "image" { media::image_tokens(data) } else { media::audio_tokens(data) };
                 if media_tokens.saturating_add(est) > budget.max_tokens / 2 {
+                    out.over_budget += 1;
                     notes.push(notice::media_over_tokens(i, ty, mime, est, budget.max_tokens));
                     continue;
                 }
@@ -194,16 +203,19 @@ pub fn parse(
                     } else {
                         "an invalid mimeType".into()
                     };
+                    out.binary += 1;
                     notes.push(notice::binary_resource(i, &mime, n));
                 }
             }
             other => {
+                out.unknown_type += 1;
                 let what: String = other.chars().filter(char::is_ascii_alphanumeric).take(32).collect();
                 notes.push(notice::unknown_block(i, &pass.redact_text(&what, counts)));
             }
         }
     }
     if left.images + left.audio + left.links > 0 {
+        out.not_carried = (left.images + left.audio + left.links) as u32;
         notes.push(notice::not_carried(&left, holder(format)));
     }
     let mut twins = 0;
@@ -212,6 +224,7 @@ pub fn parse(
     // A message that cannot carry it: left out, unsaid only when it holds
     // nothing the text does not.
     if given.is_some_and(|s| !carried && !only_the_text(s, &text)) {
+        out.structured_content = true;
         notes.push(notice::structured_not_carried(holder(format)));
     }
     let structured = given.filter(|_| carried).cloned().map(|mut s| {
@@ -223,7 +236,7 @@ pub fn parse(
         defanged += defang::json(&mut s, &[]);
         s
     });
-    Ok(Parsed { text, extras, structured, is_error, notes, user_only, media_tokens, twins, defanged })
+    Ok(Parsed { text, extras, structured, is_error, notes, left_out: out, user_only, media_tokens, twins, defanged })
 }
 
 /// Whether a message of `format` carries a block of type `ty` (one passed

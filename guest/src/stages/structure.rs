@@ -381,6 +381,7 @@ pub(crate) fn structured_content(
         tok.count_within(&json, half).map(|n| n.unwrap_or_else(|| tok.upper_bound(&json)) as u32)
     };
     if how == StructuredFit::Omitted {
+        record.structured_left_out();
         notes.push(notice::structured_invalid());
         return (None, 0);
     }
@@ -406,6 +407,7 @@ pub(crate) fn structured_content(
             (Some(thinned), tokens)
         }
         None => {
+            record.structured_left_out();
             notes.push(notice::structured_omitted(budget.max_tokens));
             (None, 0)
         }

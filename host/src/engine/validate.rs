@@ -5,8 +5,9 @@
 //! and carry the record returned; the record may name only the pack, its
 //! rules and stages from the WIT enum (so no text from the input rides in it); the
 //! budget applied may not exceed the budget asked for, and the model-visible
-//! text must fit it. A round's shares must fit the round, a `redact` step
-//! must consume a sane number of bytes.
+//! text must fit it; content left out must be an MCP result's. A round's
+//! shares must fit the round, a `redact` step must consume a sane number of
+//! bytes.
 //!
 //! Fitting the token budget is proved cheaply when possible (the byte
 //! length, or the rule engine's upper bound compiled into the host) and
@@ -92,6 +93,16 @@ pub(crate) fn validate_with(opts: &api::Options, out: &api::Sanitized, packs: Pa
         out.record.relaxed.iter().all(|id| pack.grant.contains(id) && platform.manifest.rule_ids.contains(id));
     if !sorted || !granted {
         return bad("the record names a relaxation that was not granted");
+    }
+    // Content left out is an MCP result's, and a cut; MCP output carries
+    // every block MCP defines.
+    if let Some(l) = &out.record.left_out {
+        if out.record.class != api::ContentClass::Mcp
+            || !out.record.truncated
+            || (opts.format == api::OutputFormat::Mcp && l.not_carried > 0)
+        {
+            return bad("the record says content was left out that could not have been");
+        }
     }
     let b = &out.record.budget;
     if opts.max_tokens.is_some_and(|t| b.max_tokens > t)

@@ -113,6 +113,16 @@ fn brand(b: &[u8], brands: &[&[u8; 4]]) -> bool {
     b.get(4..8) == Some(b"ftyp") && b.get(8..12).is_some_and(|x| brands.iter().any(|br| br[..] == *x))
 }
 
+/// [`brand`], or one of `brands` among the file's compatible brands (as
+/// far as `b` and the box go): an AVIF or HEIC image may name the generic
+/// HEIF brand `mif1` first and its own after it.
+fn compatible(b: &[u8], brands: &[&[u8; 4]]) -> bool {
+    let size = b.get(..4).map_or(0, |s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]) as usize).min(b.len());
+    brand(b, brands)
+        || (b.get(4..8) == Some(b"ftyp")
+            && b.get(16..size.max(16)).is_some_and(|c| c.chunks_exact(4).any(|x| brands.iter().any(|br| br[..] == *x))))
+}
+
 /// The image types a block passes with.
 const IMAGES: &[Known] = &[
     k("image/png", &["png"], |b| b.starts_with(b"\x89PNG\r\n\x1a\n")),
@@ -125,9 +135,13 @@ const IMAGES: &[Known] = &[
             && b.get(14..18).is_some_and(|h| matches!(h, [12 | 40 | 52 | 56 | 64 | 108 | 124, 0, 0, 0]))
     }),
     k("image/tiff", &["tiff"], |b| b.starts_with(b"II*\0") || b.starts_with(b"MM\0*")),
-    k("image/avif", &["avif", "heic", "heif"], |b| {
-        brand(b, &[b"avif", b"avis", b"heic", b"heix", b"heim", b"heis", b"hevc", b"hevx", b"mif1", b"msf1"])
+    // HEIF files by codec (AV1, HEVC), then any other: a decoder picks by
+    // the type's name. The first that fits names the data.
+    k("image/avif", &["avif"], |b| compatible(b, &[b"avif", b"avis"])),
+    k("image/heic", &["heic", "heic-sequence"], |b| {
+        compatible(b, &[b"heic", b"heix", b"heim", b"heis", b"hevc", b"hevx"])
     }),
+    k("image/heif", &["heif", "heif-sequence"], |b| compatible(b, &[b"mif1", b"msf1"])),
     k("image/x-icon", &["x-icon", "vnd.microsoft.icon"], |b| b.starts_with(b"\0\0\x01\0")),
     Known {
         name: "image/svg+xml",
@@ -238,7 +252,20 @@ mod tests {
         let (bmp, heic, m4a) = (b64(&bmp), b64(b"\0\0\0\x18ftypheic"), b64(b"\0\0\0\x18ftypM4A "));
         assert_eq!(name("image", "image/bmp", &bmp), Ok("image/bmp"));
         assert!(known_type("image", "image/avif", &b64(b"\0\0\0\x18ftypmp42")).is_err());
-        assert_eq!(name("image", "image/heic", &heic), Ok("image/avif"));
+        assert_eq!(name("image", "image/heic", &heic), Ok("image/heic"));
+        // HEIF images by their brands, the compatible ones too: an AVIF
+        // that names `mif1` first is an AVIF, under any image label.
+        let avif = b64(b"\0\0\0\x1cftypmif1\0\0\0\0mif1avifmiaf");
+        let heif = b64(b"\0\0\0\x18ftypmif1\0\0\0\0mif1miaf");
+        let iphone = b64(b"\0\0\0\x18ftypheic\0\0\0\0mif1heic");
+        for label in ["image/avif", "image/heic", "image/png"] {
+            assert_eq!(name("image", label, &avif), Ok("image/avif"), "{label}");
+        }
+        assert_eq!(name("image", "image/avif", &iphone), Ok("image/heic"));
+        assert_eq!(name("image", "image/png", &heif), Ok("image/heif"));
+        // The box ends before a brand past it is read.
+        let short = b64(b"\0\0\0\x14ftypmif1\0\0\0\0mif1avif");
+        assert_eq!(name("image", "image/avif", &short), Ok("image/heif"));
         assert_eq!(name("audio", "audio/mp4", &m4a), Ok("audio/mp4"));
         // Data of the other kind, not base64, or text posing as data.
         for data in

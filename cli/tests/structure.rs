@@ -281,6 +281,48 @@ fn mcp_user_only_blocks_never_reach_the_model_and_media_count() {
     assert!(out.record.truncated);
 }
 
+/// Outputs too long to process whole in the pipeline's memory, under a
+/// byte cap raised to its most: a JSON document of two million numbers (in
+/// a raw output, and as an MCP text) is read as head + tail, closed around
+/// the middle, and structured content of as many values is left out with a
+/// notice, unparsed. Each ran the pipeline out of its 256 MiB before.
+#[test]
+fn outputs_too_long_to_process_whole_are_cut_not_failed() {
+    let zeros = format!("[{}0]", "0,".repeat(2_000_000));
+    let mut o = opts("export");
+    o.max_bytes = Some(64 << 20);
+    let out = sanitizer().sanitize(zeros.as_bytes(), &o).unwrap();
+    let t = text(&out);
+    let v: Value = serde_json::from_str(&t).expect("still one JSON document");
+    assert!(v.as_array().is_some_and(|a| !a.is_empty()), "{t:.200}");
+    assert!(out.record.truncated && out.record.original_bytes == zeros.len() as u64);
+    assert_eq!(out.record.strategy, Strategy::JsonStructure);
+
+    let mut o = opts("export");
+    o.input = InputKind::Mcp;
+    o.max_bytes = Some(64 << 20);
+    let mcp = json!({"content": [{"type": "text", "text": zeros}]}).to_string();
+    let out = sanitizer().sanitize(mcp.as_bytes(), &o).unwrap();
+    let t = text(&out);
+    serde_json::from_str::<Value>(&t).expect("still one JSON document");
+    assert!(out.record.truncated);
+
+    let mcp = format!(
+        r#"{{"content":[{{"type":"text","text":"exported 2000001 zeros"}}],"structuredContent":{{"v":{zeros}}}}}"#
+    );
+    let out = sanitizer().sanitize(mcp.as_bytes(), &o).unwrap();
+    let v = json(&out);
+    assert_mcp_valid(&v);
+    assert!(v.get("structuredContent").is_none());
+    let t = text(&out);
+    assert!(t.starts_with("exported 2000001 zeros"), "{t}");
+    assert!(
+        t.contains("structuredContent omitted: about 2000004 values, more than the 1048576 this pipeline parses"),
+        "{t}"
+    );
+    assert_eq!(out.record.left_out, Some(LeftOut { structured_content: true, ..nothing_left_out() }));
+}
+
 /// No MCP content left out.
 fn nothing_left_out() -> LeftOut {
     LeftOut {

@@ -66,6 +66,12 @@ pub(crate) fn sanitize_visible(
 ) -> Result<(Sanitized, String), SanitizeError> {
     let opts = &*options::with_file_type(opts);
     let budget = options::resolve(opts, &pack.rules)?;
+    // A raw output read whole but too long to process whole in the
+    // pipeline's bounded memory (`max-bytes` raised far over its default)
+    // is read as a host reads a longer one: head + tail, the middle drained.
+    if let Some((bytes, gap)) = too_long(input, opts, &budget, pack)? {
+        return sanitize_visible(&bytes, &Options { gap: Some(gap), ..opts.clone() }, pack);
+    }
     // Each chunk is tokenized once per call (see the tokenizer's memo).
     let memo = Memo::default();
     let tok = Tokenizer::get(opts.encoding).memoized(&memo);
@@ -164,9 +170,10 @@ pub(crate) fn sanitize_visible(
             // output is: its end is where a log puts its verdict. Not a
             // recall's slice. A JSON document is joined where it was cut
             // (it is closed around the middle), the rest on whole lines.
-            let long = parsed.text.len() as u64 > budget.max_bytes && opts.slice.is_none();
+            let cap = byte_cap::whole_max(shape, budget.max_bytes);
+            let long = parsed.text.len() as u64 > cap && opts.slice.is_none();
             let (text, drained) = if long {
-                let (bytes, gap) = byte_cap::head_tail(&parsed.text, budget.max_bytes, pack)?;
+                let (bytes, gap) = byte_cap::head_tail(&parsed.text, cap, pack)?;
                 let (joined, d) = join(&bytes, &gap, shape != ContentClass::Json, &pass, &mut record);
                 (joined, Some((d, gap)))
             } else {
@@ -373,6 +380,38 @@ pub(crate) fn sanitize_visible(
     let side = side.map(|(notes, _)| notes);
     let message = wrap::message(opts, &out.text, side.as_deref(), &body.extras, structured.as_ref(), is_error, &record);
     Ok((Sanitized { message, record, is_error }, out.text))
+}
+
+/// A raw text the host read whole (no gap, no slice, within the byte cap)
+/// that is longer than the pipeline processes whole
+/// ([`byte_cap::whole_max`]): its head and tail within that, and the
+/// drained middle, as a host would have read it. Not for HTML (markup is
+/// extracted first) nor for invalid UTF-8 (positions would shift).
+fn too_long(
+    input: &[u8],
+    opts: &Options,
+    budget: &crate::api::Budget,
+    pack: &CompiledPack,
+) -> Result<Option<(Vec<u8>, Gap)>, SanitizeError> {
+    // `head-bytes` is 0 for what is read whole by design (MCP input,
+    // declared HTML). Over the cap, the byte cap cuts (a host that stopped
+    // reading there).
+    let len = input.len() as u64;
+    let read_whole =
+        opts.input == InputKind::Raw && opts.gap.is_none() && opts.slice.is_none() && budget.head_bytes > 0;
+    if !read_whole || len <= byte_cap::JSON_WHOLE_MAX || len > budget.max_bytes {
+        return Ok(None);
+    }
+    let ct = opts.content_type.as_deref();
+    if triage::classify(input, ct).class != ContentClass::Text {
+        return Ok(None);
+    }
+    let shape = triage::refine(input, ct);
+    let Ok(text) = std::str::from_utf8(input) else { return Ok(None) };
+    if shape == ContentClass::Html || len <= byte_cap::whole_max(shape, budget.max_bytes) {
+        return Ok(None);
+    }
+    byte_cap::head_tail(text, byte_cap::whole_max(shape, budget.max_bytes), pack).map(Some)
 }
 
 /// `input`, a head and tail around `g`, joined on whole lines. The partial

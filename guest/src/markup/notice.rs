@@ -120,6 +120,13 @@ pub fn structured_omitted(max_tokens: u32) -> String {
     )
 }
 
+/// Structured content left out: too many values to parse.
+pub fn structured_too_large(values: usize, max: usize) -> String {
+    format!(
+        "{PREFIX} structuredContent omitted: about {values} values, more than the {max} this pipeline parses; its text form is above.]"
+    )
+}
+
 /// HTML markup read only up to its byte budget.
 pub fn html_markup(read: usize, len: usize, more: bool, markup_bytes: u64) -> String {
     format!(

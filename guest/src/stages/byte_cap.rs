@@ -11,7 +11,7 @@
 
 pub(crate) mod drain;
 
-use crate::api::{Budget, Gap, SanitizeError, Slice, SliceUnit, Span};
+use crate::api::{Budget, ContentClass, Gap, SanitizeError, Slice, SliceUnit, Span};
 use crate::markup::marker::{self, Recall, Totals};
 use crate::pack::CompiledPack;
 use crate::stages::redact::{Pass, OVERLAP};
@@ -123,6 +123,25 @@ pub(crate) fn head_tail(text: &str, max_bytes: u64, pack: &CompiledPack) -> Resu
     bytes.extend_from_slice(&text.as_bytes()[..h]);
     bytes.extend_from_slice(&text.as_bytes()[t..]);
     Ok((bytes, gap))
+}
+
+/// Most bytes of a JSON document the pipeline parses whole: parsed, its
+/// values take up to some 30 times their text (`[0,0,…]`), and the
+/// pipeline's memory is bounded (256 MiB by default). A longer one is read
+/// as [`head_tail`] (closed around the middle), as a host reads an output
+/// over the cap: `max-bytes` goes up to 64 MiB.
+pub(crate) const JSON_WHOLE_MAX: u64 = 1 << 20;
+
+/// Most bytes of any other text processed whole: its decoded and redacted
+/// copies and their offset maps took 256 MiB for 48 MB of a log, and 12 MB
+/// dense with secrets took more than the default fuel (2·10¹⁰); the middle
+/// of a longer one is only drained, which costs less.
+pub(crate) const TEXT_WHOLE_MAX: u64 = 4 << 20;
+
+/// Bytes of a text that fits as `shape` the pipeline processes whole: at
+/// most `max_bytes`, and within its memory.
+pub(crate) fn whole_max(shape: ContentClass, max_bytes: u64) -> u64 {
+    max_bytes.min(if shape == ContentClass::Json { JSON_WHOLE_MAX } else { TEXT_WHOLE_MAX })
 }
 
 /// Bytes a step of [`head_tail`]'s drain commits (plus the overlap it

@@ -14,7 +14,9 @@
 //!   media together), else they are omitted with a marker;
 //! * `resource_link` passes through with its strings redacted;
 //! * `structuredContent` passes through with every string redacted (the
-//!   pipeline then checks its share of the token budget).
+//!   pipeline then checks its share of the token budget), unless it holds
+//!   more values than the pipeline parses ([`STRUCTURED_VALUES_MAX`]): then
+//!   it is left out with a notice, unparsed.
 //! * what the output's message cannot carry ([`carries`]: OpenAI's holds
 //!   text only, Anthropic's text and images) is omitted with a notice and
 //!   costs no tokens; structured content unsaid when the text holds it.
@@ -39,14 +41,16 @@
 
 use std::collections::BTreeMap;
 
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::api::{Budget, LeftOut, OutputFormat, SanitizeError};
 use crate::markup::{defang, notice};
 use crate::stages::redact::Pass;
 use crate::stages::wrap::Extra;
-use crate::support::media;
 use crate::support::text::same_bytes;
+use crate::support::{json_scan, media};
 
 /// A parsed and triaged MCP result.
 pub struct Parsed {
@@ -88,14 +92,22 @@ pub fn parse(
     pass: &Pass,
     counts: &mut BTreeMap<String, u32>,
 ) -> Result<Parsed, SanitizeError> {
-    let v: Value = serde_json::from_slice(input).map_err(|e| {
-        // serde_json errors quote no input, only positions.
-        SanitizeError::InvalidInput(format!("MCP input is not valid JSON: {e}"))
-    })?;
-    let obj = v.as_object().ok_or_else(|| bad("MCP input must be a CallToolResult object"))?;
+    // Members as raw JSON, so that structured content too large to parse
+    // is never parsed (see [`STRUCTURED_VALUES_MAX`]); the last of a
+    // repeated name counts, as in a parsed object.
+    // serde_json errors quote no input, only positions.
+    let invalid = |e: serde_json::Error| SanitizeError::InvalidInput(format!("MCP input is not valid JSON: {e}"));
+    let obj: BTreeMap<String, &RawValue> =
+        serde_json::from_slice(input).map_err(|_| match serde_json::from_slice::<IgnoredAny>(input) {
+            Ok(_) => bad("MCP input must be a CallToolResult object"),
+            Err(e) => invalid(e),
+        })?;
+    // Parsed as the whole input was (surrogates, numbers, depth checked).
+    let member = |name: &str| obj.get(name).map(|raw| serde_json::from_str::<Value>(raw.get())).transpose();
+    let content = member("content").map_err(invalid)?;
     let content =
-        obj.get("content").and_then(Value::as_array).ok_or_else(|| bad("CallToolResult.content must be an array"))?;
-    let is_error = obj.get("isError").and_then(Value::as_bool).unwrap_or(false);
+        content.as_ref().and_then(Value::as_array).ok_or_else(|| bad("CallToolResult.content must be an array"))?;
+    let is_error = member("isError").map_err(invalid)?.and_then(|v| v.as_bool()).unwrap_or(false);
     // An error result is scrubbed, its structured content and links too.
     let scrubbing;
     let pass = if is_error {
@@ -219,15 +231,28 @@ pub fn parse(
         notes.push(notice::not_carried(&left, holder(format)));
     }
     let mut twins = 0;
-    let given = obj.get("structuredContent");
     let carried = carries(format, "structuredContent", None);
+    let given = obj.get("structuredContent").map(|raw| raw.get().as_bytes());
+    // Too many values to parse within the pipeline's memory: left out.
+    let values = given.map_or(0, json_scan::values);
+    let given = if values > STRUCTURED_VALUES_MAX {
+        out.structured_content = true;
+        notes.push(if carried {
+            notice::structured_too_large(values, STRUCTURED_VALUES_MAX)
+        } else {
+            notice::structured_not_carried(holder(format))
+        });
+        None
+    } else {
+        given.map(serde_json::from_slice::<Value>).transpose().map_err(invalid)?
+    };
     // A message that cannot carry it: left out, unsaid only when it holds
     // nothing the text does not.
-    if given.is_some_and(|s| !carried && !only_the_text(s, &text)) {
+    if given.as_ref().is_some_and(|s| !carried && !only_the_text(s, &text)) {
         out.structured_content = true;
         notes.push(notice::structured_not_carried(holder(format)));
     }
-    let structured = given.filter(|_| carried).cloned().map(|mut s| {
+    let structured = given.filter(|_| carried).map(|mut s| {
         if !text.is_empty() && !any_string(&s, &|x| x == TWIN) {
             twins = mark_twins(&mut s, &text);
         }
@@ -284,6 +309,13 @@ fn only_the_text(s: &Value, text: &str) -> bool {
     let same_doc = || text.len() <= SAME_DOC_MAX && serde_json::from_str::<Value>(text).is_ok_and(|t| &t == s);
     leaves_are(s, text) || same_doc()
 }
+
+/// Most values (keys included) of structured content parsed: parsed, a
+/// value takes some 50 bytes however short its text (`[0,0,…]` takes 25
+/// times its size), and the pipeline's memory is bounded (256 MiB by
+/// default). More is left out with a notice; the text still goes (a long
+/// one as head + tail).
+const STRUCTURED_VALUES_MAX: usize = 1 << 20;
 
 /// Most bytes of a text [`only_the_text`] parses to compare with the
 /// structured content: a parsed document takes several times its text.

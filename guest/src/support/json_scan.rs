@@ -10,6 +10,9 @@
 //! head may end (outside a string, inside one, inside one after a
 //! backslash), since it does not see the head; the pipeline picks the one
 //! the head calls for.
+//!
+//! [`values`] counts about how many values a JSON text holds, to tell
+//! before parsing whether its parse fits the pipeline's memory.
 
 use crate::api::JsonScan;
 
@@ -143,6 +146,31 @@ pub fn feed_all(scans: &mut Vec<JsonScan>, bytes: &[u8]) {
     for s in scans.iter_mut() {
         feed(s, bytes);
     }
+}
+
+/// About how many values and keys a JSON text holds (its commas, colons
+/// and opening brackets outside strings, plus one): one pass, no
+/// allocation, before anything is parsed.
+pub fn values(raw: &[u8]) -> usize {
+    let (mut n, mut in_string, mut escaped) = (1, false, false);
+    for &b in raw {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b',' | b':' | b'[' | b'{' => n += 1,
+                _ => {}
+            }
+        }
+    }
+    n
 }
 
 #[cfg(test)]

@@ -141,7 +141,12 @@ const IMAGES: &[Known] = &[
     k("image/heic", &["heic", "heic-sequence"], |b| {
         compatible(b, &[b"heic", b"heix", b"heim", b"heis", b"hevc", b"hevx"])
     }),
-    k("image/heif", &["heif", "heif-sequence"], |b| compatible(b, &[b"mif1", b"msf1"])),
+    // Every AVIF and HEIC names `mif1` too: by their codec's name even
+    // when labelled `image/heif`.
+    k("image/heif", &["heif", "heif-sequence"], |b| {
+        compatible(b, &[b"mif1", b"msf1"])
+            && !compatible(b, &[b"avif", b"avis", b"heic", b"heix", b"heim", b"heis", b"hevc", b"hevx"])
+    }),
     k("image/x-icon", &["x-icon", "vnd.microsoft.icon"], |b| b.starts_with(b"\0\0\x01\0")),
     Known {
         name: "image/svg+xml",
@@ -262,6 +267,8 @@ mod tests {
             assert_eq!(name("image", label, &avif), Ok("image/avif"), "{label}");
         }
         assert_eq!(name("image", "image/avif", &iphone), Ok("image/heic"));
+        assert_eq!(name("image", "image/heif", &iphone), Ok("image/heic"));
+        assert_eq!(name("image", "image/heif", &avif), Ok("image/avif"));
         assert_eq!(name("image", "image/png", &heif), Ok("image/heif"));
         // The box ends before a brand past it is read.
         let short = b64(b"\0\0\0\x14ftypmif1\0\0\0\0mif1avif");

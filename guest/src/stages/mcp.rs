@@ -43,7 +43,7 @@ use std::collections::BTreeMap;
 
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::api::{Budget, LeftOut, OutputFormat, SanitizeError};
 use crate::markup::{defang, notice};
@@ -95,19 +95,10 @@ pub fn parse(
     // Members as raw JSON, so that structured content too large to parse
     // is never parsed (see [`STRUCTURED_VALUES_MAX`]); the last of a
     // repeated name counts, as in a parsed object.
-    // serde_json errors quote no input, only positions.
-    let invalid = |e: serde_json::Error| SanitizeError::InvalidInput(format!("MCP input is not valid JSON: {e}"));
-    let obj: BTreeMap<String, &RawValue> =
-        serde_json::from_slice(input).map_err(|_| match serde_json::from_slice::<IgnoredAny>(input) {
-            Ok(_) => bad("MCP input must be a CallToolResult object"),
-            Err(e) => invalid(e),
-        })?;
-    // Parsed as the whole input was (surrogates, numbers, depth checked).
-    let member = |name: &str| obj.get(name).map(|raw| serde_json::from_str::<Value>(raw.get())).transpose();
-    let content = member("content").map_err(invalid)?;
+    let (obj, structured) = read(input)?;
     let content =
-        content.as_ref().and_then(Value::as_array).ok_or_else(|| bad("CallToolResult.content must be an array"))?;
-    let is_error = member("isError").map_err(invalid)?.and_then(|v| v.as_bool()).unwrap_or(false);
+        obj.get("content").and_then(Value::as_array).ok_or_else(|| bad("CallToolResult.content must be an array"))?;
+    let is_error = obj.get("isError").and_then(Value::as_bool).unwrap_or(false);
     // An error result is scrubbed, its structured content and links too.
     let scrubbing;
     let pass = if is_error {
@@ -232,10 +223,8 @@ pub fn parse(
     }
     let mut twins = 0;
     let carried = carries(format, "structuredContent", None);
-    let given = obj.get("structuredContent").map(|raw| raw.get().as_bytes());
     // Too many values to parse within the pipeline's memory: left out.
-    let values = given.map_or(0, json_scan::values);
-    let given = if values > STRUCTURED_VALUES_MAX {
+    let given = structured.unwrap_or_else(|values| {
         out.structured_content = true;
         notes.push(if carried {
             notice::structured_too_large(values, STRUCTURED_VALUES_MAX)
@@ -243,9 +232,7 @@ pub fn parse(
             notice::structured_not_carried(holder(format))
         });
         None
-    } else {
-        given.map(serde_json::from_slice::<Value>).transpose().map_err(invalid)?
-    };
+    });
     // A message that cannot carry it: left out, unsaid only when it holds
     // nothing the text does not.
     if given.as_ref().is_some_and(|s| !carried && !only_the_text(s, &text)) {
@@ -262,6 +249,44 @@ pub fn parse(
         s
     });
     Ok(Parsed { text, extras, structured, is_error, notes, left_out: out, user_only, media_tokens, twins, defanged })
+}
+
+/// The result as a JSON object, its structured content taken out (or, past
+/// [`STRUCTURED_VALUES_MAX`], how many values it holds). Parsed whole
+/// when the whole holds no more values than that (a byte scan counts
+/// them first); else member by member, the structured content counted,
+/// not parsed.
+#[allow(clippy::type_complexity)]
+fn read(input: &[u8]) -> Result<(Map<String, Value>, Result<Option<Value>, usize>), SanitizeError> {
+    // serde_json errors quote no input, only positions.
+    let invalid = |e: serde_json::Error| SanitizeError::InvalidInput(format!("MCP input is not valid JSON: {e}"));
+    let not_object = || bad("MCP input must be a CallToolResult object");
+    if json_scan::values(input) <= STRUCTURED_VALUES_MAX {
+        let Value::Object(mut obj) = serde_json::from_slice(input).map_err(invalid)? else {
+            return Err(not_object());
+        };
+        let structured = obj.remove("structuredContent");
+        return Ok((obj, Ok(structured)));
+    }
+    // The last of a repeated name counts, as in a parsed object.
+    let members: BTreeMap<String, &RawValue> =
+        serde_json::from_slice(input).map_err(|_| match serde_json::from_slice::<IgnoredAny>(input) {
+            Ok(_) => not_object(),
+            Err(e) => invalid(e),
+        })?;
+    let (mut obj, mut structured) = (Map::new(), Ok(None));
+    for (name, raw) in members {
+        if name == "structuredContent" {
+            let values = json_scan::values(raw.get().as_bytes());
+            structured = match values > STRUCTURED_VALUES_MAX {
+                true => Err(values),
+                false => Ok(Some(serde_json::from_str(raw.get()).map_err(invalid)?)),
+            };
+        } else {
+            obj.insert(name, serde_json::from_str(raw.get()).map_err(invalid)?);
+        }
+    }
+    Ok((obj, structured))
 }
 
 /// Whether a message of `format` carries a block of type `ty` (one passed

@@ -152,22 +152,21 @@ pub fn feed_all(scans: &mut Vec<JsonScan>, bytes: &[u8]) {
 /// and opening brackets outside strings, plus one): one pass, no
 /// allocation, before anything is parsed.
 pub fn values(raw: &[u8]) -> usize {
-    let (mut n, mut in_string, mut escaped) = (1, false, false);
-    for &b in raw {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-        } else {
-            match b {
-                b'"' => in_string = true,
-                b',' | b':' | b'[' | b'{' => n += 1,
-                _ => {}
-            }
+    let (mut n, mut i) = (1, 0);
+    while let Some(&b) = raw.get(i) {
+        i += 1;
+        match b {
+            // A string: skipped to its closing quote, escapes and all.
+            b'"' => loop {
+                let Some(k) = raw.get(i..).and_then(|rest| memchr::memchr2(b'"', b'\\', rest)) else { return n };
+                let quote = raw[i + k] == b'"';
+                i += k + if quote { 1 } else { 2 };
+                if quote {
+                    break;
+                }
+            },
+            b',' | b':' | b'[' | b'{' => n += 1,
+            _ => {}
         }
     }
     n
@@ -176,6 +175,19 @@ pub fn values(raw: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_are_counted_outside_strings() {
+        for (json, n) in [
+            ("0", 1),
+            ("[0,0,0]", 4),
+            (r#"{"a":[1,2],"b":{}}"#, 8),
+            (r#"["a,b:[{", "\\", "\"[,", 1]"#, 5),
+            (r#""unterminated \"#, 1),
+        ] {
+            assert_eq!(values(json.as_bytes()), n, "{json}");
+        }
+    }
 
     fn scan(from: JsonScan, t: &str) -> JsonScan {
         super::scan(from, t.as_bytes())

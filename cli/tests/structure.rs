@@ -321,6 +321,13 @@ fn outputs_too_long_to_process_whole_are_cut_not_failed() {
         "{t}"
     );
     assert_eq!(out.record.left_out, Some(LeftOut { structured_content: true, ..nothing_left_out() }));
+
+    // Members the pipeline does not read are not parsed either, however
+    // many values they hold.
+    let zeros = format!("[{}0]", "0,".repeat(8_000_000));
+    let mcp = format!(r#"{{"content":[{{"type":"text","text":"ok"}}],"_meta":{{"v":{zeros}}}}}"#);
+    let out = sanitizer().sanitize(mcp.as_bytes(), &o).unwrap();
+    assert_eq!(text(&out), "ok");
 }
 
 /// No MCP content left out.

@@ -268,12 +268,17 @@ fn read(input: &[u8]) -> Result<(Map<String, Value>, Result<Option<Value>, usize
         let structured = obj.remove("structuredContent");
         return Ok((obj, Ok(structured)));
     }
-    // The last of a repeated name counts, as in a parsed object.
-    let members: BTreeMap<String, &RawValue> =
-        serde_json::from_slice(input).map_err(|_| match serde_json::from_slice::<IgnoredAny>(input) {
-            Ok(_) => not_object(),
+    // The last of a repeated name counts, as in a parsed object. Only the
+    // members the pipeline reads are parsed (`_meta` and the like could be
+    // as large); the rest were checked as JSON.
+    let members: BTreeMap<String, &RawValue> = serde_json::from_slice(input).map_err(|e| {
+        let object = input.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+        match serde_json::from_slice::<IgnoredAny>(input) {
+            Ok(_) if !object => not_object(),
+            Ok(_) => invalid(e),
             Err(e) => invalid(e),
-        })?;
+        }
+    })?;
     let (mut obj, mut structured) = (Map::new(), Ok(None));
     for (name, raw) in members {
         if name == "structuredContent" {
@@ -282,7 +287,7 @@ fn read(input: &[u8]) -> Result<(Map<String, Value>, Result<Option<Value>, usize
                 true => Err(values),
                 false => Ok(Some(serde_json::from_str(raw.get()).map_err(invalid)?)),
             };
-        } else {
+        } else if name == "content" || name == "isError" {
             obj.insert(name, serde_json::from_str(raw.get()).map_err(invalid)?);
         }
     }

@@ -92,9 +92,8 @@ pub fn parse(
     pass: &Pass,
     counts: &mut BTreeMap<String, u32>,
 ) -> Result<Parsed, SanitizeError> {
-    // Members as raw JSON, so that structured content too large to parse
-    // is never parsed (see [`STRUCTURED_VALUES_MAX`]); the last of a
-    // repeated name counts, as in a parsed object.
+    // Structured content too large to parse is counted, never parsed
+    // ([`read`]).
     let (obj, structured) = read(input)?;
     let content =
         obj.get("content").and_then(Value::as_array).ok_or_else(|| bad("CallToolResult.content must be an array"))?;

@@ -407,11 +407,12 @@ fn too_long(
         return Ok(None);
     }
     let shape = triage::refine(input, ct);
+    let whole = byte_cap::whole_max(shape, budget.max_bytes);
     let Ok(text) = std::str::from_utf8(input) else { return Ok(None) };
-    if shape == ContentClass::Html || len <= byte_cap::whole_max(shape, budget.max_bytes) {
+    if shape == ContentClass::Html || len <= whole {
         return Ok(None);
     }
-    byte_cap::head_tail(text, byte_cap::whole_max(shape, budget.max_bytes), pack).map(Some)
+    byte_cap::head_tail(text, whole, pack).map(Some)
 }
 
 /// `input`, a head and tail around `g`, joined on whole lines. The partial

@@ -222,21 +222,20 @@ pub fn parse(
     }
     let mut twins = 0;
     let carried = carries(format, "structuredContent", None);
-    // Too many values to parse within the pipeline's memory: left out.
-    let given = structured.unwrap_or_else(|values| {
+    // Left out, and said: too many values to parse within the pipeline's
+    // memory, or a message that cannot carry it (unsaid only when it holds
+    // nothing the text does not).
+    let (given, lost) = match structured {
+        Err(values) if carried => (None, Some(notice::structured_too_large(values, STRUCTURED_VALUES_MAX))),
+        Err(_) => (None, Some(notice::structured_not_carried(holder(format)))),
+        Ok(s) if s.as_ref().is_some_and(|s| !carried && !only_the_text(s, &text)) => {
+            (s, Some(notice::structured_not_carried(holder(format))))
+        }
+        Ok(s) => (s, None),
+    };
+    if let Some(lost) = lost {
         out.structured_content = true;
-        notes.push(if carried {
-            notice::structured_too_large(values, STRUCTURED_VALUES_MAX)
-        } else {
-            notice::structured_not_carried(holder(format))
-        });
-        None
-    });
-    // A message that cannot carry it: left out, unsaid only when it holds
-    // nothing the text does not.
-    if given.as_ref().is_some_and(|s| !carried && !only_the_text(s, &text)) {
-        out.structured_content = true;
-        notes.push(notice::structured_not_carried(holder(format)));
+        notes.push(lost);
     }
     let structured = given.filter(|_| carried).map(|mut s| {
         if !text.is_empty() && !any_string(&s, &|x| x == TWIN) {

@@ -123,6 +123,10 @@ fn compatible(b: &[u8], brands: &[&[u8; 4]]) -> bool {
             && b.get(16..size.max(16)).is_some_and(|c| c.chunks_exact(4).any(|x| brands.iter().any(|br| br[..] == *x))))
 }
 
+/// The brands of HEIF images coded in AV1 (AVIF) and in HEVC (HEIC).
+const AVIF: &[&[u8; 4]] = &[b"avif", b"avis"];
+const HEIC: &[&[u8; 4]] = &[b"heic", b"heix", b"heim", b"heis", b"hevc", b"hevx"];
+
 /// The image types a block passes with.
 const IMAGES: &[Known] = &[
     k("image/png", &["png"], |b| b.starts_with(b"\x89PNG\r\n\x1a\n")),
@@ -137,15 +141,12 @@ const IMAGES: &[Known] = &[
     k("image/tiff", &["tiff"], |b| b.starts_with(b"II*\0") || b.starts_with(b"MM\0*")),
     // HEIF files by codec (AV1, HEVC), then any other: a decoder picks by
     // the type's name. The first that fits names the data.
-    k("image/avif", &["avif"], |b| compatible(b, &[b"avif", b"avis"])),
-    k("image/heic", &["heic", "heic-sequence"], |b| {
-        compatible(b, &[b"heic", b"heix", b"heim", b"heis", b"hevc", b"hevx"])
-    }),
+    k("image/avif", &["avif"], |b| compatible(b, AVIF)),
+    k("image/heic", &["heic", "heic-sequence"], |b| compatible(b, HEIC)),
     // Every AVIF and HEIC names `mif1` too: by their codec's name even
     // when labelled `image/heif`.
     k("image/heif", &["heif", "heif-sequence"], |b| {
-        compatible(b, &[b"mif1", b"msf1"])
-            && !compatible(b, &[b"avif", b"avis", b"heic", b"heix", b"heim", b"heis", b"hevc", b"hevx"])
+        compatible(b, &[b"mif1", b"msf1"]) && !compatible(b, AVIF) && !compatible(b, HEIC)
     }),
     k("image/x-icon", &["x-icon", "vnd.microsoft.icon"], |b| b.starts_with(b"\0\0\x01\0")),
     Known {
